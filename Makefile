@@ -1,0 +1,41 @@
+# Two commands on a fresh machine with Python >= 3.11:
+#   make lab    install everything into .venv (first time only) and start JupyterLab on the course
+#   make test   install everything into .venv (first time only) and run the whole test suite
+PYTHON ?= python3
+VENV := .venv
+BIN := $(CURDIR)/$(VENV)/bin
+STAMP := $(VENV)/.installed
+# nbgrader runs `alembic` as a subprocess: the environment's bin/ must come first on PATH.
+export PATH := $(BIN):$(PATH)
+PIP_FLAGS := --quiet --disable-pip-version-check
+
+.PHONY: install lab test test-fast demo release bench clean-venv
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is needed; set PYTHON=/path/to/python3.11")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install $(PIP_FLAGS) --upgrade pip
+	$(BIN)/python -m pip install $(PIP_FLAGS) -e '.[test]'
+	touch $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" course/syllabus.md
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+# Everything but the slow nbgrader pipeline and browser tests.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not pipeline and not browser"
+
+# Regenerate release/ from source/ (commit the result).
+release: $(STAMP)
+	$(BIN)/python -m dplib.grading.release
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_mechanisms.py
+
+clean-venv:
+	rm -rf $(VENV)

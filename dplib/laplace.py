@@ -1,0 +1,214 @@
+"""The Laplace mechanism and the facts about it that the course uses.
+
+The Laplace mechanism answers a numeric query ``f`` with ``f(D) + Lap(b)``, where the
+scale ``b = sensitivity / epsilon``. Because the Laplace density is proportional to
+``exp(-|z| / b)``, moving the true answer by at most ``sensitivity`` changes the
+density of any output by a factor of at most ``exp(sensitivity / b) = exp(epsilon)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dplib._arrays import as_output
+from dplib._validation import (
+    check_epsilon,
+    check_finite,
+    check_nonnegative,
+    check_numeric_array,
+    check_open_probability,
+    check_positive_int,
+    check_sensitivity,
+)
+
+__all__ = [
+    "laplace_scale",
+    "laplace_mech",
+    "laplace_tail",
+    "laplace_interval",
+    "clipped_sum_sensitivity",
+    "proportion_sensitivity",
+    "noisy_average",
+    "uniform_noise_epsilon",
+]
+
+
+def laplace_scale(sensitivity: float, epsilon: float) -> float:
+    """Scale ``b = sensitivity / epsilon`` of the Laplace noise that gives epsilon-DP.
+
+    Examples
+    --------
+    >>> laplace_scale(2.0, 0.5)
+    4.0
+    """
+    return check_sensitivity(sensitivity) / check_epsilon(epsilon)
+
+
+def laplace_mech(value, sensitivity: float, epsilon: float, rng=None):
+    r"""Add Laplace noise of scale ``sensitivity / epsilon`` to each entry of ``value``.
+
+    Parameters
+    ----------
+    value : float or array_like of float
+        True answer(s). Each entry gets its own, independent noise.
+    sensitivity : float
+        L1 sensitivity of the query, finite and >= 0.
+    epsilon : float
+        Privacy parameter, finite and > 0.
+    rng : numpy.random.Generator, int or None
+        Source of randomness (``None`` gives a fresh ``default_rng()``).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Noisy answer(s), same shape as ``value``.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` holds NaN or inf, or ``sensitivity`` or ``epsilon`` is out of range.
+
+    Notes
+    -----
+    .. math:: M(D) = f(D) + Z, \quad Z \sim \mathrm{Lap}(b),\ b = \Delta f / \varepsilon,
+
+    with density :math:`\frac{1}{2b} e^{-|z|/b}`, mean 0 and variance :math:`2b^2`.
+    The ratio of output densities on neighbours is at most
+    :math:`e^{|f(D)-f(D')|/b} \le e^{\varepsilon}` (Dwork et al., 2006).
+
+    References
+    ----------
+    C. Dwork, F. McSherry, K. Nissim, A. Smith, "Calibrating noise to sensitivity in
+    private data analysis", TCC 2006.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> noisy = laplace_mech([10, 20, 30], sensitivity=1, epsilon=0.5, rng=np.random.default_rng(0))
+    >>> noisy.shape
+    (3,)
+    >>> float(np.round(laplace_mech(10.0, 1, 0.5, rng=np.random.default_rng(0)), 3))
+    10.64
+    """
+    scale = laplace_scale(sensitivity, epsilon)
+    value = check_numeric_array(value, "value")
+    rng = np.random.default_rng(rng)
+    return as_output(value + rng.laplace(0.0, scale, size=value.shape))
+
+
+def laplace_tail(t: float, sensitivity: float, epsilon: float) -> float:
+    r"""Probability that Laplace noise of scale ``sensitivity / epsilon`` is at least ``t`` in size.
+
+    Notes
+    -----
+    .. math:: P(|Z| \ge t) = e^{-t / b} = e^{-t \varepsilon / \Delta f}, \quad t \ge 0.
+
+    Examples
+    --------
+    >>> round(laplace_tail(4.0, sensitivity=2.0, epsilon=0.5), 4)
+    0.3679
+    """
+    t = check_nonnegative(t, "t")
+    scale = laplace_scale(sensitivity, epsilon)
+    if scale == 0.0:
+        return 1.0 if t == 0.0 else 0.0
+    return math.exp(-t / scale)
+
+
+def laplace_interval(sensitivity: float, epsilon: float, alpha: float) -> float:
+    r"""Half-width ``w`` with ``P(|noise| <= w) = 1 - alpha`` for Laplace noise.
+
+    Notes
+    -----
+    Solving :math:`e^{-w/b} = \alpha` gives :math:`w = b \ln(1/\alpha)` with
+    :math:`b = \Delta f / \varepsilon`.
+
+    Examples
+    --------
+    >>> round(laplace_interval(sensitivity=1.0, epsilon=0.5, alpha=0.05), 4)
+    5.9915
+    """
+    alpha = check_open_probability(alpha, "alpha")
+    return laplace_scale(sensitivity, epsilon) * math.log(1.0 / alpha)
+
+
+def clipped_sum_sensitivity(lower: float, upper: float) -> float:
+    """Sensitivity of a sum whose terms are clipped to ``[lower, upper]``: ``max(|lower|, |upper|)``.
+
+    Adding or removing one person changes the sum by that person's clipped value,
+    which is at most ``max(|lower|, |upper|)`` in size.
+
+    Examples
+    --------
+    >>> clipped_sum_sensitivity(-5, 3)
+    5.0
+    """
+    lower, upper = _check_bounds(lower, upper)
+    return max(abs(lower), abs(upper))
+
+
+def proportion_sensitivity(n: int) -> float:
+    """Sensitivity ``1/n`` of a proportion over a dataset of known size ``n``.
+
+    Changing one person's record moves a count by at most 1, so the proportion
+    ``count / n`` moves by at most ``1 / n``.
+
+    Examples
+    --------
+    >>> proportion_sensitivity(200)
+    0.005
+    """
+    return 1.0 / check_positive_int(n, "n")
+
+
+def noisy_average(values, lower: float, upper: float, epsilon: float, rng=None) -> float:
+    r"""Differentially private mean: clip, then a noisy sum over a noisy count.
+
+    Each half uses ``epsilon / 2``; by sequential composition the whole release is
+    ``epsilon``-DP.
+
+    Notes
+    -----
+    .. math:: \hat\mu = \frac{\sum_i \mathrm{clip}(x_i) + \mathrm{Lap}(2 \max(|l|,|u|)/\varepsilon)}
+                              {n + \mathrm{Lap}(2/\varepsilon)}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ages = np.random.default_rng(1).integers(18, 90, size=10_000)
+    >>> round(noisy_average(ages, 0, 100, epsilon=1.0, rng=np.random.default_rng(2)))
+    54
+    """
+    lower, upper = _check_bounds(lower, upper)
+    epsilon = check_epsilon(epsilon)
+    values = check_numeric_array(values, "values").ravel()
+    rng = np.random.default_rng(rng)
+    clipped = np.clip(values, lower, upper)
+    noisy_sum = laplace_mech(clipped.sum(), clipped_sum_sensitivity(lower, upper), epsilon / 2, rng=rng)
+    noisy_count = laplace_mech(float(clipped.size), 1.0, epsilon / 2, rng=rng)
+    return float(noisy_sum / noisy_count)
+
+
+def uniform_noise_epsilon() -> float:
+    """Epsilon of adding bounded (e.g. uniform) noise: always infinite.
+
+    With noise bounded by ``B``, an output within ``B`` of ``f(D)`` but farther than
+    ``B`` from ``f(D')`` has positive probability under ``D`` and probability 0 under
+    ``D'``: the ratio is unbounded, so no finite epsilon holds.
+
+    Examples
+    --------
+    >>> uniform_noise_epsilon()
+    inf
+    """
+    return math.inf
+
+
+def _check_bounds(lower, upper) -> tuple[float, float]:
+    lower = check_finite(lower, "lower")
+    upper = check_finite(upper, "upper")
+    if lower > upper:
+        raise ValueError(f"lower must be <= upper, got lower={lower!r}, upper={upper!r}")
+    return lower, upper

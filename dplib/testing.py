@@ -1,0 +1,293 @@
+"""Assertions for autograder test cells: fair to correct answers, clear about wrong ones.
+
+Rules these helpers enforce for every test that uses them:
+
+- **Fixed false-failure probability.** Each statistical check rejects a correct
+  implementation with probability at most ``false_failure`` (default 1e-6), decided
+  in advance and never retried. Exact tests (binomial) use it as it is; tests that
+  rest on a normal approximation use ``false_failure ** 1.5`` to leave room for the
+  approximation, i.e. about six standard deviations at the default.
+- **Helpful messages.** A failure says what was observed, what was expected, the
+  sample size and a hint about the likely mistake.
+- **Silence.** nbgrader scores 0 for any test cell that writes to stderr, so checks run
+  the student's code with warnings and numpy floating-point errors silenced and stderr
+  captured (:func:`quiet`).
+- **No trusting rebindable names.** Student code runs in the same kernel and may
+  rebind ``abs``, ``numpy.allclose`` and friends; this module keeps its own
+  references, taken when it is imported (the notebook's first, read-only cell).
+- **No credit for delegation.** :func:`disabled` makes a dplib function raise while a
+  student's function is checked, so an answer that only calls dplib's reference
+  implementation earns nothing.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import io
+import math
+import sys
+import types
+import warnings
+
+import numpy as np
+from scipy import stats
+
+__all__ = [
+    "DelegationError",
+    "quiet",
+    "disabled",
+    "check_close",
+    "check_binomial",
+    "check_fraction",
+    "check_categorical",
+    "check_distribution",
+    "check_mean",
+    "binomial_bounds",
+]
+
+DEFAULT_FALSE_FAILURE = 1e-6
+
+# References taken at import time, out of reach of later monkeypatching.
+_abs, _len, _isinstance, _float = builtins.abs, builtins.len, builtins.isinstance, builtins.float
+_asarray, _allclose, _isfinite, _shape = np.asarray, np.allclose, np.isfinite, np.shape
+_errstate, _count_nonzero, _bincount, _array_equal = np.errstate, np.count_nonzero, np.bincount, np.array_equal
+_binom_ppf, _binom_isf = stats.binom.ppf, stats.binom.isf
+_chisquare, _kstest, _norm_isf = stats.chisquare, stats.kstest, stats.norm.isf
+
+
+class DelegationError(RuntimeError):
+    """Raised by a dplib function that a test has disabled (see :func:`disabled`)."""
+
+
+@contextlib.contextmanager
+def quiet():
+    """Silence warnings, numpy floating-point errors and stderr inside the block.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> with quiet():
+    ...     _ = np.log(0.0)
+    """
+    with warnings.catch_warnings(), _errstate(all="ignore"), contextlib.redirect_stderr(io.StringIO()):
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _raiser(name: str) -> types.CodeType:
+    """Code of a function that raises DelegationError; it runs with the disabled function's globals."""
+    message = (
+        f"dplib.{name} is switched off while your function is checked: write the code yourself "
+        "instead of calling dplib's implementation."
+    )
+    source = f"def {name}(*args, **kwargs):\n    raise __import__('dplib.testing').testing.DelegationError({message!r})"
+    namespace: dict = {}
+    exec(source, {}, namespace)
+    return namespace[name].__code__
+
+
+@contextlib.contextmanager
+def disabled(*functions):
+    """Make the given dplib functions raise :class:`DelegationError` inside the block.
+
+    The function's code object is swapped, so every alias of it (``dplib.f``,
+    ``from dplib import f``, a module attribute) is disabled at once, and restored
+    afterwards even if the block raises.
+
+    Examples
+    --------
+    >>> import dplib
+    >>> with disabled(dplib.laplace_tail):
+    ...     try:
+    ...         dplib.laplace_tail(1.0, 1.0, 1.0)
+    ...     except DelegationError:
+    ...         print("disabled")
+    disabled
+    >>> round(dplib.laplace_tail(1.0, 1.0, 1.0), 4)
+    0.3679
+    """
+    originals = []
+    try:
+        for function in functions:
+            if not _isinstance(function, types.FunctionType):
+                raise TypeError(f"functions must be plain Python functions, got {function!r}")
+            if function.__code__.co_freevars:
+                raise TypeError(f"cannot disable closure {function.__name__}")
+            originals.append((function, function.__code__))
+            function.__code__ = _raiser(function.__name__)
+        yield
+    finally:
+        for function, code in originals:
+            function.__code__ = code
+
+
+def _fail(message: str, hint: str):
+    raise AssertionError(f"{message}{' ' + hint if hint else ''}")
+
+
+def check_close(actual, expected, *, name: str = "result", rtol: float = 1e-6, atol: float = 1e-9, hint: str = "") -> None:
+    """Assert ``actual`` equals ``expected`` up to rounding, with the same shape.
+
+    Examples
+    --------
+    >>> check_close(0.1 + 0.2, 0.3)
+    >>> check_close([1.0, 2.0], [1.0, 2.5], name="counts", hint="Did you divide by p - q?")
+    Traceback (most recent call last):
+    ...
+    AssertionError: counts: expected [1.  2.5], got [1. 2.]. Did you divide by p - q?
+    """
+    with quiet():
+        try:
+            got = _asarray(actual, dtype=float)
+        except (TypeError, ValueError):
+            _fail(f"{name}: expected numbers, got {actual!r}.", hint)
+        want = _asarray(expected, dtype=float)
+        if _shape(got) != _shape(want):
+            _fail(f"{name}: expected shape {_shape(want)}, got shape {_shape(got)} ({actual!r}).", hint)
+        if not _allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
+            _fail(f"{name}: expected {want}, got {got}.", hint)
+
+
+def binomial_bounds(trials: int, p: float, false_failure: float = DEFAULT_FALSE_FAILURE) -> tuple[int, int]:
+    """Acceptance region ``[low, high]`` holding Binomial(trials, p) with probability >= 1 - false_failure.
+
+    Examples
+    --------
+    >>> binomial_bounds(10_000, 0.5)
+    (4755, 5245)
+    """
+    low = int(_binom_ppf(false_failure / 2, trials, p))
+    high = int(_binom_isf(false_failure / 2, trials, p))
+    return low, high
+
+
+def check_binomial(
+    successes: int, trials: int, p: float, *, what: str, hint: str = "", false_failure: float = DEFAULT_FALSE_FAILURE
+) -> None:
+    """Assert ``successes`` out of ``trials`` is consistent with probability ``p`` (exact two-sided test).
+
+    Examples
+    --------
+    >>> check_binomial(5010, 10_000, 0.5, what="share of heads")
+    >>> check_binomial(7500, 10_000, 0.5, what="share of truthful answers", hint="Did you swap p and q?")
+    Traceback (most recent call last):
+    ...
+    AssertionError: share of truthful answers: expected about 50.00% (n=10000, acceptable 47.55%..52.45%), got 75.00%. Did you swap p and q?
+    """
+    low, high = binomial_bounds(trials, p, false_failure)
+    if not low <= successes <= high:
+        _fail(
+            f"{what}: expected about {p:.2%} (n={trials}, acceptable {low / trials:.2%}..{high / trials:.2%}), "
+            f"got {successes / trials:.2%}.",
+            hint,
+        )
+
+
+def check_fraction(flags, p: float, *, what: str, hint: str = "", false_failure: float = DEFAULT_FALSE_FAILURE) -> None:
+    """Assert the share of true entries in ``flags`` is consistent with probability ``p``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_fraction(np.random.default_rng(0).random(10_000) < 0.25, 0.25, what="share of 1s")
+    """
+    with quiet():
+        flags = _asarray(flags).ravel()
+        check_binomial(int(_count_nonzero(flags)), int(flags.size), p, what=what, hint=hint, false_failure=false_failure)
+
+
+def check_categorical(
+    samples, probabilities, *, what: str, hint: str = "", false_failure: float = DEFAULT_FALSE_FAILURE
+) -> None:
+    """Assert integer ``samples`` follow ``probabilities`` over ``0..k-1`` (chi-square test).
+
+    Values outside ``0..k-1``, or a value seen that should have probability 0, fail
+    outright.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_categorical(np.random.default_rng(0).integers(0, 3, 30_000), [1/3, 1/3, 1/3], what="reports")
+    """
+    with quiet():
+        expected_p = _asarray(probabilities, dtype=float)
+        k = expected_p.size
+        values = _asarray(samples).ravel()
+        if values.size == 0:
+            _fail(f"{what}: got no samples.", hint)
+        if not np.issubdtype(values.dtype, np.number) or (values != np.round(values)).any():
+            _fail(f"{what}: expected integers in 0..{k - 1}, got {values[:5]}...", hint)
+        values = values.astype(np.int64)
+        if values.min() < 0 or values.max() >= k:
+            _fail(f"{what}: expected integers in 0..{k - 1}, got a {values.min() if values.min() < 0 else values.max()}.", hint)
+        observed = _bincount(values, minlength=k)
+        n = values.size
+        impossible = expected_p == 0
+        if (observed[impossible] > 0).any():
+            _fail(f"{what}: got values {np.nonzero(impossible & (observed > 0))[0].tolist()} that should never occur.", hint)
+        expected = expected_p[~impossible] * n
+        if (expected < 20).any():
+            raise ValueError("check_categorical needs >= 20 expected samples in every category: use more samples")
+        statistic, p_value = _chisquare(observed[~impossible], expected)
+        if p_value < false_failure ** 1.5:
+            _fail(
+                f"{what}: the shares {np.round(observed / n, 4).tolist()} (n={n}) are too far from the expected "
+                f"{np.round(expected_p, 4).tolist()} (chi-square {statistic:.1f}, p-value {p_value:.1e}).",
+                hint,
+            )
+
+
+def check_distribution(samples, cdf, *, what: str, hint: str = "", false_failure: float = DEFAULT_FALSE_FAILURE) -> None:
+    """Assert continuous ``samples`` follow the distribution with the given ``cdf`` (Kolmogorov-Smirnov).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import stats
+    >>> noise = np.random.default_rng(0).laplace(0, 2, 20_000)
+    >>> check_distribution(noise, stats.laplace(scale=2).cdf, what="noise")
+    """
+    with quiet():
+        values = _asarray(samples, dtype=float).ravel()
+        if values.size == 0 or not _isfinite(values).all():
+            _fail(f"{what}: expected finite numbers, got {values[:5]}...", hint)
+        result = _kstest(values, cdf)
+        if result.pvalue < false_failure:
+            _fail(
+                f"{what}: the {values.size} samples do not follow the expected distribution "
+                f"(largest gap between the CDFs {result.statistic:.3f}, p-value {result.pvalue:.1e}); "
+                f"sample mean {values.mean():.4g}, sample std {values.std():.4g}.",
+                hint,
+            )
+
+
+def check_mean(
+    samples, expected_mean: float, expected_std: float, *, what: str, hint: str = "",
+    false_failure: float = DEFAULT_FALSE_FAILURE,
+) -> None:
+    """Assert the mean of ``samples`` is within z standard errors of ``expected_mean``.
+
+    ``expected_std`` is the standard deviation of one sample under a correct
+    implementation; z is chosen so the normal approximation fails a correct answer
+    with probability ``false_failure ** 1.5`` (about 6.1 standard errors at 1e-6).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_mean(np.random.default_rng(0).normal(5, 2, 10_000), 5, 2, what="noisy answers")
+    """
+    with quiet():
+        values = _asarray(samples, dtype=float).ravel()
+        n = values.size
+        if n == 0 or not _isfinite(values).all():
+            _fail(f"{what}: expected finite numbers, got {values[:5]}...", hint)
+        z = _norm_isf(false_failure**1.5 / 2)
+        margin = z * expected_std / math.sqrt(n)
+        mean = _float(values.mean())
+        if _abs(mean - expected_mean) > margin:
+            _fail(
+                f"{what}: expected a mean of about {expected_mean:.4g} (n={n}, acceptable +/- {margin:.3g}), "
+                f"got {mean:.4g}.",
+                hint,
+            )
