@@ -1,0 +1,62 @@
+"""01_definition: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
+
+import pytest
+
+from dplib.grading.variants import Variant, grade_variants, unmet_expectations
+
+ALL_TESTS = ("test_uniqueness", "test_reidentify", "test_differencing_attack", "test_max_privacy_loss", "test_satisfies_dp")
+
+VARIANTS = [
+    Variant(
+        "loops_everywhere",
+        {
+            "uniqueness_solution": '''def uniqueness(df, columns):
+    counts = {}
+    rows = [tuple(row) for row in df[list(columns)].itertuples(index=False)]
+    for row in rows:
+        counts[row] = counts.get(row, 0) + 1
+    return sum(1 for row in rows if counts[row] == 1) / len(rows)''',
+            "max_privacy_loss_solution": '''def max_privacy_loss(p_d, p_d_prime):
+    worst = 0.0
+    for a, b in zip(p_d, p_d_prime):
+        if a == 0 and b == 0:
+            continue
+        if a == 0 or b == 0:
+            return float("inf")
+        worst = max(worst, abs(math.log(a / b)))
+    return worst''',
+        },
+        full=ALL_TESTS,
+    ),
+    Variant(
+        "classic_mistakes",
+        {
+            "uniqueness_solution": '''def uniqueness(df, columns):
+    return len(df.drop_duplicates(list(columns))) / len(df)''',
+            "reidentify_solution": '''def reidentify(deidentified, auxiliary, keys):
+    return deidentified.merge(auxiliary[list(keys) + ["Name"]], on=list(keys))''',
+            "max_privacy_loss_solution": '''def max_privacy_loss(p_d, p_d_prime):
+    return float(np.max(np.log(np.asarray(p_d) / np.asarray(p_d_prime))))''',
+        },
+        zero=("test_uniqueness", "test_reidentify", "test_max_privacy_loss", "test_satisfies_dp"),
+        full=("test_differencing_attack",),
+    ),
+    Variant(
+        "delegates_to_dplib",
+        {
+            "uniqueness_solution": "uniqueness = dplib.uniqueness",
+            "reidentify_solution": "from dplib import reidentify",
+            "differencing_attack_solution": "def differencing_attack(df, name):\n    return dplib.differencing_attack(df, name)",
+            "max_privacy_loss_solution": "max_privacy_loss = dplib.max_privacy_loss",
+            "satisfies_dp_solution": "satisfies_dp = dplib.satisfies_dp",
+        },
+        zero=ALL_TESTS,
+    ),
+]
+
+
+@pytest.mark.pipeline
+def test_variants_are_graded_as_intended(tmp_path):
+    scores = grade_variants(tmp_path, "01_definition", VARIANTS)
+    problems = [p for v in VARIANTS for p in unmet_expectations(v, scores[v.name])]
+    assert not problems, "\n".join(problems)
