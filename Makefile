@@ -24,7 +24,7 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" course/syllabus.md
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadgroup
 
 # Everything but the slow nbgrader pipeline and browser tests.
 test-fast: $(STAMP)
