@@ -10,24 +10,19 @@ Static checks: (d) release/ holds no solution, hidden test or mark scheme;
 
 from __future__ import annotations
 
-import filecmp
-import json
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from dplib.grading import Course, assignments_in, notebooks_of
+from dplib.grading.checks import earned_points, leaks, lost_points, release_drift, source_problems
 from dplib.grading.course import REPO_ROOT
 
 SOURCE = REPO_ROOT / "source"
 RELEASE = REPO_ROOT / "release"
 ASSIGNMENTS = assignments_in(SOURCE)
-MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "BEGIN MARK SCHEME", "END MARK SCHEME")
-GRADE_ID = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)+")
 
 
 def test_there_are_assignments():
@@ -57,36 +52,20 @@ def graded(request, tmp_path_factory) -> GradedAssignment:
 
 @pytest.mark.pipeline
 def test_release_is_in_sync_with_source(graded):
-    committed = RELEASE / graded.name
-    assert committed.is_dir(), f"release/{graded.name}/ is missing: run `make release` and commit it"
-    comparison = filecmp.dircmp(graded.release, committed, ignore=[])
-    assert not comparison.left_only and not comparison.right_only, (
-        f"release/{graded.name}/ has a different file set from the regenerated one: "
-        f"only regenerated {comparison.left_only}, only committed {comparison.right_only}. Run `make release`."
-    )
-    for path in graded.release.rglob("*"):
-        if path.is_file():
-            other = committed / path.relative_to(graded.release)
-            assert path.read_bytes() == other.read_bytes(), (
-                f"release/{graded.name}/{path.name} differs from what nbgrader generates from source/: run `make release`"
-            )
+    problems = release_drift(graded.release, RELEASE / graded.name)
+    assert not problems, f"release/{graded.name}/ is out of sync:\n" + "\n".join(problems)
 
 
 @pytest.mark.pipeline
 def test_reference_solution_gets_full_marks(graded):
-    for notebook, grades in graded.course.grades(graded.name, "reference").items():
-        autograded = [g for g in grades if not g.needs_manual_grade]
-        assert autograded, f"{notebook} has no autograded cell"
-        lost = [(g.grade_id, g.auto_score, g.max_score) for g in autograded if g.auto_score != g.max_score]
-        assert not lost, f"{graded.name}/{notebook}: the reference solution lost points on {lost}"
+    problems = lost_points(graded.course.grades(graded.name, "reference"))
+    assert not problems, f"{graded.name}: the reference solution lost points:\n" + "\n".join(problems)
 
 
 @pytest.mark.pipeline
 def test_untouched_release_gets_zero(graded):
-    for notebook, grades in graded.course.grades(graded.name, "untouched").items():
-        scored = [(g.grade_id, g.auto_score) for g in grades if not g.needs_manual_grade and g.auto_score]
-        assert not scored, f"{graded.name}/{notebook}: the untouched release earned points on {scored}"
-        assert all(g.auto_score == 0 for g in grades if not g.needs_manual_grade)
+    problems = earned_points(graded.course.grades(graded.name, "untouched"))
+    assert not problems, f"{graded.name}: the untouched release earned points:\n" + "\n".join(problems)
 
 
 @pytest.mark.pipeline
@@ -95,65 +74,18 @@ def test_autograding_one_submission_takes_seconds(graded, record_property):
     assert graded.seconds_per_submission < 120, f"{graded.name}: {graded.seconds_per_submission:.0f} s per submission"
 
 
-def _secret_lines(notebook: nbformat.NotebookNode) -> set[str]:
-    """Distinctive lines of solutions, hidden tests and mark schemes (not shown elsewhere in the source)."""
-    secret, visible = set(), set()
-    for cell in notebook.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        inside = False
-        whole_cell_secret = cell.cell_type == "markdown" and meta.get("solution") and "BEGIN SOLUTION" not in cell.source
-        for line in cell.source.splitlines():
-            stripped = line.strip()
-            if any(marker in stripped for marker in MARKERS[::2]):
-                inside = True
-                continue
-            if any(marker in stripped for marker in MARKERS[1::2]):
-                inside = False
-                continue
-            (secret if inside or whole_cell_secret else visible).add(stripped)
-    return {line for line in secret - visible if len(line) >= 12 and not line.startswith("#")}
-
-
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_release_leaks_no_solution_hidden_test_or_mark_scheme(assignment):
-    released = RELEASE / assignment
-    assert released.is_dir(), f"release/{assignment}/ is missing: run `make release`"
-    texts = {p.name: p.read_text(errors="replace") for p in released.rglob("*") if p.is_file()}
-    sources = "\n".join(
-        cell.source
-        for path in texts if path.endswith(".ipynb")
-        for cell in nbformat.reads(texts[path], as_version=4).cells
-    ) + "\n".join(t for p, t in texts.items() if not p.endswith(".ipynb"))
-    for marker in MARKERS:
-        assert marker not in sources, f"release/{assignment} contains '{marker}'"
-    for source_notebook in notebooks_of(SOURCE / assignment):
-        secrets = _secret_lines(nbformat.read(source_notebook, as_version=4))
-        released_lines = {line.strip() for line in sources.splitlines()}
-        leaked = sorted(secrets & released_lines)
-        assert not leaked, f"release/{assignment} shows lines of solutions or hidden tests: {leaked[:5]}"
+    problems = leaks(notebooks_of(SOURCE / assignment), RELEASE / assignment)
+    assert not problems, f"release/{assignment} leaks:\n" + "\n".join(problems[:10])
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_source_notebooks_store_no_outputs_and_have_descriptive_grade_ids(assignment):
-    seen: dict[str, str] = {}
-    for path in notebooks_of(SOURCE / assignment):
-        raw = json.loads(path.read_text())
-        notebook = nbformat.reads(path.read_text(), as_version=4)
-        nbformat.validate(notebook)
-        for cell in raw["cells"]:
-            if cell["cell_type"] == "code":
-                assert not cell["outputs"] and cell["execution_count"] is None, f"{path.name} stores outputs: clear them"
-        for cell in notebook.cells:
-            meta = cell.metadata.get("nbgrader")
-            if not meta:
-                continue
-            grade_id = meta["grade_id"]
-            assert GRADE_ID.fullmatch(grade_id) and "cell" not in grade_id, (
-                f"{path.name}: grade_id {grade_id!r} should be snake_case words saying what the cell is"
-            )
-            assert grade_id not in seen, f"grade_id {grade_id!r} is used twice ({seen[grade_id]} and {path.name})"
-            seen[grade_id] = path.name
-            if meta.get("grade") and cell.cell_type == "code":
-                assert cell.source.lstrip().startswith('"""Check that'), (
-                    f'{path.name}: test cell {grade_id} should open with a one-line """Check that ..."""'
-                )
+    problems = source_problems(notebooks_of(SOURCE / assignment))
+    assert not problems, "\n".join(problems)
+
+
+def test_grade_ids_are_unique_across_the_course():
+    problems = [p for p in source_problems([nb for a in ASSIGNMENTS for nb in notebooks_of(SOURCE / a)]) if "used twice" in p]
+    assert not problems, "\n".join(problems)

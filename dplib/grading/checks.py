@@ -1,0 +1,120 @@
+"""The checks the pipeline harness makes, as functions returning a list of problems (empty = fine).
+
+Each check is a pure function of files or grades, so the harness (``tests/test_pipeline.py``)
+and the tests that prove the harness fails loudly (``tests/test_harness_checks.py``) share them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+
+from dplib.grading.course import CellGrade
+
+MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "BEGIN MARK SCHEME", "END MARK SCHEME")
+GRADE_ID = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)+")
+
+
+def release_drift(generated: Path, committed: Path) -> list[str]:
+    """Differences between a freshly generated release folder and the committed one."""
+    if not committed.is_dir():
+        return [f"{committed} is missing: run `make release` and commit it"]
+    files = lambda root: {p.relative_to(root) for p in root.rglob("*") if p.is_file()}  # noqa: E731
+    made, kept = files(generated), files(committed)
+    problems = [f"only in the regenerated release: {p}" for p in sorted(made - kept)]
+    problems += [f"only in the committed release: {p}" for p in sorted(kept - made)]
+    problems += [
+        f"{p} differs from what nbgrader generates from source/: run `make release`"
+        for p in sorted(made & kept)
+        if (generated / p).read_bytes() != (committed / p).read_bytes()
+    ]
+    return problems
+
+
+def lost_points(grades: dict[str, list[CellGrade]]) -> list[str]:
+    """Autograded cells that did not get full marks (for a reference submission)."""
+    problems = []
+    for notebook, cells in grades.items():
+        autograded = [g for g in cells if not g.needs_manual_grade]
+        if not autograded:
+            problems.append(f"{notebook} has no autograded cell")
+        problems += [
+            f"{notebook}: {g.grade_id} scored {g.auto_score} of {g.max_score}" for g in autograded if g.auto_score != g.max_score
+        ]
+    return problems
+
+
+def earned_points(grades: dict[str, list[CellGrade]]) -> list[str]:
+    """Autograded cells that scored anything but 0 (for an untouched release)."""
+    return [
+        f"{notebook}: {g.grade_id} scored {g.auto_score}"
+        for notebook, cells in grades.items()
+        for g in cells
+        if not g.needs_manual_grade and g.auto_score != 0
+    ]
+
+
+def secret_lines(notebook: nbformat.NotebookNode) -> set[str]:
+    """Distinctive lines of solutions, hidden tests and mark schemes that the source shows nowhere else."""
+    secret, visible = set(), set()
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        whole_cell = cell.cell_type == "markdown" and meta.get("solution") and "BEGIN SOLUTION" not in cell.source
+        inside = False
+        for line in cell.source.splitlines():
+            stripped = line.strip()
+            if any(marker in stripped for marker in MARKERS[::2]):
+                inside = True
+            elif any(marker in stripped for marker in MARKERS[1::2]):
+                inside = False
+            else:
+                (secret if inside or whole_cell else visible).add(stripped)
+    return {line for line in secret - visible if len(line) >= 12 and not line.startswith("#")}
+
+
+def _released_text(release: Path) -> str:
+    parts = []
+    for path in sorted(p for p in release.rglob("*") if p.is_file()):
+        text = path.read_text(errors="replace")
+        if path.suffix == ".ipynb":
+            text = "\n".join(cell.source for cell in nbformat.reads(text, as_version=4).cells)
+        parts.append(text)
+    return "\n".join(parts)
+
+
+def leaks(source_notebooks: list[Path], release: Path) -> list[str]:
+    """Markers, solution lines, hidden-test lines or mark-scheme lines that reached the release."""
+    text = _released_text(release)
+    problems = [f"the release contains '{marker}'" for marker in MARKERS if marker in text]
+    released_lines = {line.strip() for line in text.splitlines()}
+    for source in source_notebooks:
+        leaked = sorted(secret_lines(nbformat.read(str(source), as_version=4)) & released_lines)
+        problems += [f"the release shows a line of a solution or hidden test of {source.name}: {line}" for line in leaked]
+    return problems
+
+
+def source_problems(notebooks: list[Path]) -> list[str]:
+    """Stored outputs, invalid notebooks, and grade ids that are duplicated or not descriptive."""
+    problems, seen = [], {}
+    for path in notebooks:
+        raw = json.loads(path.read_text())
+        notebook = nbformat.reads(path.read_text(), as_version=4)
+        nbformat.validate(notebook)
+        if any(c["cell_type"] == "code" and (c["outputs"] or c["execution_count"] is not None) for c in raw["cells"]):
+            problems.append(f"{path.name} stores outputs: clear them")
+        for cell in notebook.cells:
+            meta = cell.metadata.get("nbgrader")
+            if not meta:
+                continue
+            grade_id = meta["grade_id"]
+            if not GRADE_ID.fullmatch(grade_id) or "cell" in grade_id:
+                problems.append(f"{path.name}: grade_id {grade_id!r} should be snake_case words saying what the cell is")
+            if grade_id in seen:
+                problems.append(f"grade_id {grade_id!r} is used twice ({seen[grade_id]} and {path.name})")
+            seen[grade_id] = path.name
+            if meta.get("grade") and cell.cell_type == "code" and not cell.source.lstrip().startswith('"""Check that'):
+                problems.append(f'{path.name}: test cell {grade_id} should open with a one-line """Check that ..."""')
+    return problems

@@ -1,0 +1,100 @@
+"""The pipeline harness fails loudly: on release drift, on a reference that loses a point, on a leak.
+
+A toy assignment in a throwaway repository is pushed through the same checks as the real ones.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from dplib.grading import Course, notebooks_of
+from dplib.grading.checks import earned_points, leaks, lost_points, release_drift, source_problems
+from dplib.grading.course import REPO_ROOT
+from dplib.grading.release import regenerate
+
+_spec = importlib.util.spec_from_file_location("nbauthor", REPO_ROOT / "scripts" / "nbauthor.py")
+nbauthor = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(nbauthor)
+
+TOY = '''%% readonly id=setup_imports
+from dplib.testing import check_close
+
+%% solution id=double_solution
+def double(x):
+    """Twice x."""
+    ### BEGIN SOLUTION
+    return 2 * x
+    ### END SOLUTION
+
+%% tests id=test_double points=1
+"""Check that double doubles."""
+check_close(double(2), 4)
+### BEGIN HIDDEN TESTS
+check_close(double(-1.5), -3.0, hint="secret hidden hint for negative numbers")
+### END HIDDEN TESTS
+'''
+
+
+@pytest.fixture(scope="module")
+def toy_repo(tmp_path_factory) -> Path:
+    repo = tmp_path_factory.mktemp("toy_repo")
+    shutil.copy2(REPO_ROOT / "nbgrader_config.py", repo / "nbgrader_config.py")
+    nbauthor.write_notebook(nbauthor.text_to_notebook(TOY), repo / "source" / "99_toy" / "99_toy.ipynb")
+    regenerate("99_toy", repo=repo)
+    return repo
+
+
+def test_a_clean_toy_assignment_passes_every_static_check(toy_repo):
+    notebooks = notebooks_of(toy_repo / "source" / "99_toy")
+    assert source_problems(notebooks) == []
+    assert leaks(notebooks, toy_repo / "release" / "99_toy") == []
+
+
+def test_release_drift_is_caught(toy_repo, tmp_path):
+    committed = tmp_path / "committed"
+    shutil.copytree(toy_repo / "release" / "99_toy", committed)
+    assert release_drift(toy_repo / "release" / "99_toy", committed) == []
+    notebook = committed / "99_toy.ipynb"
+    notebook.write_text(notebook.read_text().replace("Twice x.", "Twice x!"))
+    (committed / "notes.txt").write_text("stray file")
+    problems = release_drift(toy_repo / "release" / "99_toy", committed)
+    assert any("99_toy.ipynb differs" in p for p in problems) and any("notes.txt" in p for p in problems)
+
+
+def test_leaked_solution_hidden_test_or_marker_is_caught(toy_repo, tmp_path):
+    leaky = tmp_path / "leaky"
+    shutil.copytree(toy_repo / "release" / "99_toy", leaky)
+    shutil.copy2(toy_repo / "source" / "99_toy" / "99_toy.ipynb", leaky / "99_toy_solutions.ipynb")
+    problems = leaks(notebooks_of(toy_repo / "source" / "99_toy"), leaky)
+    assert any("BEGIN HIDDEN TESTS" in p for p in problems)
+    assert any("secret hidden hint" in p for p in problems)
+
+
+def test_stored_outputs_and_vague_grade_ids_are_caught(toy_repo, tmp_path):
+    notebook = nbformat.read(toy_repo / "source" / "99_toy" / "99_toy.ipynb", as_version=4)
+    notebook.cells[1].outputs = [nbformat.v4.new_output("stream", text="hi")]
+    notebook.cells[2].metadata["nbgrader"]["grade_id"] = "cell-1a2b"
+    path = tmp_path / "bad.ipynb"
+    nbformat.write(notebook, path)
+    problems = source_problems([path])
+    assert any("stores outputs" in p for p in problems) and any("cell-1a2b" in p for p in problems)
+
+
+@pytest.mark.pipeline
+def test_a_reference_that_loses_a_point_is_caught(toy_repo, tmp_path):
+    course = Course.from_repo(tmp_path / "course", ["99_toy"], repo=toy_repo)
+    release = course.generate_assignment("99_toy")
+    broken = nbformat.read(toy_repo / "source" / "99_toy" / "99_toy.ipynb", as_version=4)
+    broken.cells[1].source = broken.cells[1].source.replace("return 2 * x", "return 2 * abs(x)")
+    folder = course.root / "submitted" / "broken_reference" / "99_toy"
+    folder.mkdir(parents=True)
+    nbformat.write(broken, folder / "99_toy.ipynb")
+    course.submit("99_toy", "untouched", notebooks_of(release))
+    course.autograde("99_toy")
+    assert lost_points(course.grades("99_toy", "broken_reference")) == ["99_toy: test_double scored 0.0 of 1.0"]
+    assert earned_points(course.grades("99_toy", "untouched")) == []
