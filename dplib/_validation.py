@@ -79,7 +79,7 @@ def check_positive_int(value, name: str, minimum: int = 1) -> int:
     """Return ``value`` as an int; it must be an integer >= ``minimum``."""
     requirement = f"an integer >= {minimum}"
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        if not (isinstance(value, numbers.Real) and float(value).is_integer()):
+        if isinstance(value, bool) or not (isinstance(value, numbers.Real) and float(value).is_integer()):
             raise ValueError(f"{name} must be {requirement}, got {value!r}")
     if int(value) < minimum:
         raise ValueError(f"{name} must be {requirement}, got {value!r}")
@@ -94,7 +94,7 @@ def check_k(k, name: str = "k") -> int:
 def check_numeric_array(values, name: str) -> np.ndarray:
     """Return ``values`` as a float array with no NaN or infinity."""
     array = np.asarray(values)
-    if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
+    if array.dtype.kind not in "biuf":  # bool, int, unsigned, float: not complex, object or text
         raise ValueError(f"{name} must hold numbers, got dtype {array.dtype}")
     array = array.astype(float, copy=False)
     if not np.isfinite(array).all():
@@ -110,7 +110,7 @@ def check_binary(values, name: str = "x") -> np.ndarray:
     if array.dtype == object or not np.issubdtype(array.dtype, np.number):
         raise ValueError(f"{name} must hold only 0 and 1, got dtype {array.dtype}")
     if array.size and not ((array == 0) | (array == 1)).all():
-        bad = array[(array != 0) & (array != 1)].flat[0]
+        bad = array[(array != 0) & (array != 1)].flat[0].item()  # a plain number reads better than np.float64(...)
         raise ValueError(f"{name} must hold only 0 and 1, got {bad!r}")
     return array.astype(np.int8, copy=False)
 
@@ -127,7 +127,7 @@ def check_categories(categories, k: int, name: str = "categories") -> np.ndarray
     if array.size:
         low, high = array.min(), array.max()
         if low < 0 or high >= k:
-            bad = low if low < 0 else high
+            bad = (low if low < 0 else high).item()
             raise ValueError(f"{name} must hold integers in 0..{k - 1}, got {bad!r}")
     return array
 

@@ -96,7 +96,10 @@ def get_epsilon(p: float, q: float) -> float:
 
     .. math:: \varepsilon = \max\left(\left|\ln\frac{p}{1-q}\right|,\ \left|\ln\frac{q}{1-p}\right|\right).
 
-    The familiar :math:`\ln\frac{p}{1-q}` alone is only right when :math:`p, q \ge 1/2`.
+    The familiar :math:`\ln\frac{p}{1-q}` alone is only right when :math:`1/2 \le p \le q`
+    (e.g. it gives :math:`\ln 2.25` instead of :math:`\ln 6` for :math:`p = 0.9,\ q = 0.6`),
+    and :math:`\max(\ln\frac{p}{1-q}, \ln\frac{q}{1-p})` only when :math:`p + q \ge 1`
+    (it is negative for :math:`p, q < 1/2`).
 
     Examples
     --------

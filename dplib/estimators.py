@@ -16,6 +16,7 @@ from dplib._validation import (
     check_binary,
     check_categories,
     check_k,
+    check_nonnegative,
     check_numeric_array,
     check_open_probability,
     check_positive_int,
@@ -157,9 +158,12 @@ def rr_confidence_interval(responses, p: float, q: float, alpha: float = 0.05) -
 
     Notes
     -----
-    With :math:`\hat\pi = \bar y`, the plug-in standard deviation of the count
-    estimate is :math:`\sqrt{n\hat\pi(1-\hat\pi)} / |p+q-1|` and the interval is
-    :math:`\hat n_1 \pm z_{1-\alpha/2}\,\mathrm{sd}`.
+    The standard deviation of the count estimate is :func:`estimate_count_std` with
+    the estimated fraction :math:`\hat f = \mathrm{clip}(\hat n_1 / n, 0, 1)` plugged in,
+    :math:`\sqrt{n[\hat f p(1-p) + (1-\hat f) q(1-q)]} / |p+q-1|`, and the interval is
+    :math:`\hat n_1 \pm z_{1-\alpha/2}\,\mathrm{sd}`. (The binomial plug-in
+    :math:`\sqrt{n\bar y(1-\bar y)}` would add the variance of drawing the people
+    themselves, :math:`n f(1-f)(p+q-1)^2`, and over-cover the count of this dataset.)
 
     Examples
     --------
@@ -172,10 +176,9 @@ def rr_confidence_interval(responses, p: float, q: float, alpha: float = 0.05) -
     """
     alpha = check_open_probability(alpha, "alpha")
     center = estimate_count(responses, p, q)
-    responses = np.asarray(responses)
-    n = responses.size
-    share = float(responses.mean())
-    spread = np.sqrt(n * share * (1 - share)) / abs(p + q - 1)
+    n = np.size(responses)
+    fraction = min(max(center / n, 0.0), 1.0)
+    spread = estimate_count_std(n, fraction, p, q)
     z = stats.norm.isf(alpha / 2)
     return ConfidenceInterval(center - z * spread, center + z * spread)
 
@@ -247,13 +250,14 @@ def project_to_simplex(counts, total: float) -> np.ndarray:
     values = check_numeric_array(counts, "counts")
     if values.ndim != 1 or values.size == 0:
         raise ValueError(f"counts must be a non-empty 1-D array, got shape {values.shape}")
-    total = float(check_numeric_array(total, "total"))
-    if total < 0:
-        raise ValueError(f"total must be >= 0, got {total!r}")
+    total = check_nonnegative(total, "total")
     descending = np.sort(values)[::-1]
     cumulative = np.cumsum(descending) - total
     ranks = np.arange(1, values.size + 1)
-    last_positive = np.nonzero(descending - cumulative / ranks > 0)[0][-1]
+    # Rank 1 always qualifies (its margin is total >= 0), but with total = 0, or a total
+    # lost to rounding beside huge entries, the strict test finds none: fall back to it.
+    positive = np.nonzero(descending - cumulative / ranks > 0)[0]
+    last_positive = positive[-1] if positive.size else 0
     theta = cumulative[last_positive] / (last_positive + 1)
     return np.maximum(values - theta, 0.0)
 
@@ -292,7 +296,7 @@ def estimate_crosstab(reports_a, reports_b, pq_a, pq_b) -> pd.DataFrame:
         raise ValueError(f"reports_a and reports_b must have the same length, got {a.size} and {b.size}")
     channels = []
     for name, pq in (("pq_a", pq_a), ("pq_b", pq_b)):
-        if len(pq) != 2:
+        if np.ndim(pq) != 1 or len(pq) != 2:
             raise ValueError(f"{name} must be a pair (p, q), got {pq!r}")
         p, q = (check_probability(v, f"{name}[{i}]") for i, v in enumerate(pq))
         _check_informative(p, q)

@@ -87,6 +87,8 @@ def report_noisy_max_gumbel(scores, epsilon: float, sensitivity: float, rng=None
     array([2, 0, 0, 2, 1])
     """
     exponents = _exponents(scores, epsilon, sensitivity)
+    if size is not None:
+        size = check_positive_int(size, "size", minimum=0) if np.ndim(size) == 0 else tuple(size)
     rng = np.random.default_rng(rng)
     shape = () if size is None else tuple(np.atleast_1d(size))
     noisy = exponents + rng.gumbel(size=shape + exponents.shape)

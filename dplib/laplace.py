@@ -95,7 +95,34 @@ def laplace_mech(value, sensitivity: float, epsilon: float, rng=None):
     scale = laplace_scale(sensitivity, epsilon)
     value = check_numeric_array(value, "value")
     rng = np.random.default_rng(rng)
-    return as_output(value + rng.laplace(0.0, scale, size=value.shape))
+    noise = _laplace_noise(rng, scale, value.shape)
+    noise += value
+    return as_output(noise)
+
+
+def _laplace_noise(rng: np.random.Generator, scale: float, shape: tuple) -> np.ndarray:
+    """``rng.laplace(0.0, scale, shape)`` from the same uniforms, about three times faster.
+
+    numpy's sampler maps each uniform U to ``scale * ln(2U)`` if U < 1/2 and to
+    ``-scale * ln(2 - 2U)`` otherwise, one scalar ``log`` at a time. The same arithmetic,
+    vectorized, branch-free and in place, uses numpy's SIMD ``log``: the draws consume the
+    generator exactly as ``rng.laplace`` does and agree with it to within 2 ulp.
+    """
+    if scale == 0.0:  # numpy returns +0.0 for every draw; keep its signs of zero too
+        return rng.laplace(0.0, scale, size=shape)
+    state = rng.bit_generator.state
+    u = rng.random(shape)
+    noise = np.subtract(2.0, u, out=np.empty(shape))
+    noise -= u  # 2 - U - U, rounded as numpy rounds it
+    u += u  # 2U, exact
+    np.minimum(noise, u, out=noise)  # 2U below 1/2, 2 - 2U from 1/2 on: in [0, 1]
+    if not noise.all():  # U == 0 (probability 2**-53): numpy draws again, so let numpy do it all
+        rng.bit_generator.state = state
+        return rng.laplace(0.0, scale, size=shape)
+    np.log(noise, out=noise)  # <= 0
+    noise *= scale
+    u -= 1.0  # < 0 exactly when U < 1/2
+    return np.copysign(noise, u, out=noise)  # negative below 1/2, positive from 1/2 on
 
 
 def laplace_tail(t: float, sensitivity: float, epsilon: float) -> float:

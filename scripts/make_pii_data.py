@@ -51,6 +51,27 @@ def county_zips(fake: Faker, rng: np.random.Generator) -> tuple[list[str], np.nd
     return zips, weights / weights.sum()
 
 
+def unique_names(people: pd.DataFrame, sexes: pd.Series, taken: set[str], fake: Faker) -> dict[int, str]:
+    """A fresh name for every later holder of a name already used, keyed by row.
+
+    ``fake.unique`` keeps one set per method, so ``name_male`` and ``name_female`` can
+    both return a unisex name ("Jordan Lee"). Drawn after everything else, so no other
+    value changes.
+    """
+    seen: set[str] = set()
+    renamed = {}
+    for row, (name, sex) in enumerate(zip(people["Name"], sexes)):
+        if name in seen:
+            draw = fake.name_male if sex == "Male" else fake.name_female
+            new = draw()
+            while new in taken:
+                new = draw()
+            taken.add(new)
+            renamed[row] = new
+        seen.add(name)
+    return renamed
+
+
 def write_csv_gz(frame: pd.DataFrame, path: Path) -> None:
     """Write a gzip CSV byte-for-byte reproducibly (no timestamp in the header)."""
     buffer = io.BytesIO()
@@ -77,6 +98,7 @@ def main() -> None:
     )
 
     voters = people.sample(frac=VOTER_SHARE, random_state=rng.integers(2**32))[["Name", "DOB", "Zip"]].copy()
+    voters["person"] = voters.index  # which Adult row each listed voter is, until names are made unique
     moved = rng.random(len(voters)) < MOVED_SHARE
     voters.loc[moved, "Zip"] = rng.choice(zips, size=int(moved.sum()), p=weights)
     other_ages = rng.choice(adult["age"].to_numpy(), size=N_OTHER_VOTERS)
@@ -90,6 +112,11 @@ def main() -> None:
     voters = pd.concat([voters, others], ignore_index=True)
     voters = voters.sample(frac=1.0, random_state=rng.integers(2**32)).reset_index(drop=True)
     voters["Party"] = rng.choice(["Democratic", "Republican", "Independent"], size=len(voters), p=[0.4, 0.4, 0.2])
+
+    renamed = unique_names(people, adult["sex"], set(people["Name"]) | set(voters["Name"]), fake)
+    people.loc[list(renamed), "Name"] = list(renamed.values())
+    voters["Name"] = voters["person"].map(renamed).fillna(voters["Name"])
+    voters = voters.drop(columns="person")
 
     write_csv_gz(people, DATA_DIR / "adult_pii.csv.gz")
     write_csv_gz(voters, DATA_DIR / "voter_roll.csv.gz")
