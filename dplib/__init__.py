@@ -36,6 +36,7 @@ from dplib.exponential import (
     report_noisy_max_gumbel,
     score_sensitivity_of_proportion,
 )
+from dplib.fairness import group_outcome_probabilities
 from dplib.kary_randomized_response import k_rand_resp
 from dplib.laplace import (
     clipped_sum_sensitivity,
