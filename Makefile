@@ -20,8 +20,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install $(PIP_FLAGS) -e '.[test]'
 	touch $(STAMP)
 
+# JupyterLab refuses to start as root without --allow-root (containers, CI machines).
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" course/syllabus.md
+	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(if $(filter 0,$(shell id -u)),--allow-root) course/syllabus.md
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n auto --dist loadgroup

@@ -1,0 +1,207 @@
+"""End to end in a real browser: JupyterLab serves a lecture, headless Chromium runs it and moves a slider.
+
+Needs Debian's ``chromium`` at /usr/bin/chromium (``.ci/run`` installs it) and the
+``playwright`` Python package (the ``test`` extra), which drives that browser: Playwright's
+own browser download is never used. Outside CI a missing browser skips the test; in CI
+(``CI`` set) it fails. The screenshot is saved under the test's tmp dir and, if
+``SCREENSHOT_DIR`` is set, there too.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[1]
+LECTURE = REPO / "course" / "02_laplace.ipynb"
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+# As root, on a machine with no network but the package registries: no sandbox, no GPU,
+# and none of Chromium's background connections.
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+SERVER_START_TIMEOUT = 60  # seconds
+STEP_TIMEOUT_MS = 60_000  # any one browser wait
+
+
+def sync_playwright_or_skip():
+    """Playwright's sync API, or a skip (a failure in CI) when it or Chromium is missing."""
+    reason = None
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        reason = "the playwright package is not installed (pip install -e '.[test]')"
+    if reason is None and not CHROMIUM.exists():
+        reason = f"{CHROMIUM} not found (apt-get install -y chromium)"
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"browser test cannot run in CI: {reason}")
+        pytest.skip(reason)
+    return sync_playwright
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def jupyter_lab(tmp_path):
+    """A JupyterLab server on a free localhost port, serving a temp copy of one lecture; killed afterwards."""
+    root = tmp_path / "course"
+    root.mkdir()
+    shutil.copy(LECTURE, root / LECTURE.name)
+    port, token = free_port(), "dp-course-browser-test"
+    # a fresh user-settings folder that answers the "Jupyter news?" toast in advance
+    notification = tmp_path / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    notification.parent.mkdir(parents=True)
+    notification.write_text('{"fetchNews": "false", "checkForUpdates": false}')
+    env = dict(os.environ)
+    env.pop("MPLBACKEND", None)  # the kernel uses the inline backend, as in class
+    env.update(
+        JUPYTER_CONFIG_DIR=str(tmp_path / "config"),  # no user config, no stale settings
+        JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
+    )
+    command = [
+        sys.executable, "-m", "jupyterlab",
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--ServerApp.root_dir={root}",
+        f"--IdentityProvider.token={token}",
+        "--LabApp.expose_app_in_browser=True",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        f"--LabApp.user_settings_dir={tmp_path / 'settings'}",
+        f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.append("--allow-root")  # CI machines run as root
+    log = open(tmp_path / "jupyterlab.log", "wb")
+    server = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while True:
+            if server.poll() is not None:
+                log_tail = (tmp_path / "jupyterlab.log").read_text()[-2000:]
+                pytest.fail(f"JupyterLab exited with {server.returncode}: {log_tail}")
+            try:
+                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"JupyterLab did not answer within {SERVER_START_TIMEOUT} s")
+            time.sleep(0.25)
+        yield url, token, root
+    finally:
+        server.terminate()  # JupyterLab shuts its kernels down on SIGTERM
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=5)
+        try:  # anything it started (its kernels) and left behind, by our own process group id
+            os.killpg(server.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        log.close()
+
+
+def png_pixels(png: bytes) -> np.ndarray:
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
+
+
+def save_screenshot(page, tmp_path: Path, name: str) -> Path:
+    path = tmp_path / name
+    page.screenshot(path=str(path), full_page=False)
+    if os.environ.get("SCREENSHOT_DIR"):
+        target = Path(os.environ["SCREENSHOT_DIR"])
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, target / name)
+    return path
+
+
+def test_lecture_runs_and_slider_redraws_the_figure(jupyter_lab, tmp_path):
+    """Check that the Laplace lecture runs in JupyterLab and moving epsilon redraws the explorer's figure."""
+    sync_playwright = sync_playwright_or_skip()
+    url, token, _ = jupyter_lab
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            page.set_default_timeout(STEP_TIMEOUT_MS)
+            page.goto(f"{url}/lab/tree/{LECTURE.name}?token={token}")
+            # the notebook panel is open and its kernel has started
+            page.wait_for_function(
+                """() => {
+                    const app = window.jupyterapp;
+                    const panel = app && app.shell.currentWidget;
+                    const kernel = panel && panel.sessionContext && panel.sessionContext.session
+                        && panel.sessionContext.session.kernel;
+                    return kernel && kernel.status === 'idle';
+                }"""
+            )
+            page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+            image = page.locator("img.widget-image").first
+            image.wait_for(state="visible")
+            readout = page.locator(".widget-html-content", has_text="max privacy loss").first
+            readout.wait_for(state="visible")
+            assert "epsilon = 1.000" in readout.inner_text()
+            image.scroll_into_view_if_needed()
+            before_src = image.get_attribute("src")
+            before = png_pixels(image.screenshot())
+
+            # drag the epsilon slider's handle to the left (smaller epsilon: wider noise)
+            handle = page.locator(".widget-hslider", has_text="epsilon").locator(".noUi-handle").first
+            box = handle.bounding_box()
+            x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+            page.mouse.move(x, y)
+            page.mouse.down()
+            page.mouse.move(x - 60, y, steps=6)
+            page.mouse.up()
+
+            page.wait_for_function(
+                "([old]) => { const img = document.querySelector('img.widget-image'); return img && img.src !== old; }",
+                arg=[before_src],
+            )
+            page.wait_for_function(
+                "() => !document.querySelector('.widget-html-content')?.textContent.includes('epsilon = 1.000')"
+            )
+            page.wait_for_timeout(500)  # let the last update of the drag arrive
+            after = png_pixels(image.screenshot())
+            shown = readout.inner_text()
+            save_screenshot(page, tmp_path, "browser_laplace_explorer.png")
+        finally:
+            browser.close()
+    assert before.shape == after.shape
+    changed = np.abs(before - after).sum(axis=2) > 0
+    assert changed.mean() > 0.01, "the explorer's figure did not change after moving epsilon"
+    epsilon = float(shown.split("(epsilon = ")[1].split(")")[0])
+    assert 0.1 <= epsilon < 1.0, f"expected a smaller epsilon after dragging left, got {shown!r}"
