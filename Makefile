@@ -13,11 +13,14 @@ PIP_FLAGS := --quiet --disable-pip-version-check
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml scripts/jupyterlab_overrides.json
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is needed; set PYTHON=/path/to/python3.11")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install $(PIP_FLAGS) --upgrade pip
 	$(BIN)/python -m pip install $(PIP_FLAGS) -e '.[test]'
+	# Lab defaults for the course: Markdown opens rendered, no news prompt.
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	cp scripts/jupyterlab_overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $(STAMP)
 
 # JupyterLab refuses to start as root without --allow-root (containers, CI machines).
