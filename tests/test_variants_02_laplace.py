@@ -1,0 +1,184 @@
+"""02_laplace: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
+
+import pytest
+
+from dplib.grading.variants import Variant, grade_variants, unmet_expectations
+
+ALL_TESTS = (
+    "test_laplace_mech_scale",
+    "test_laplace_mech_per_entry",
+    "test_laplace_mech_validation",
+    "test_clipped_sum_sensitivity",
+    "test_proportion_sensitivity",
+    "test_laplace_tail",
+    "test_laplace_interval",
+    "test_noisy_average_clipping",
+    "test_noisy_average_budget",
+    "test_uniform_noise_epsilon",
+)
+
+# A correct laplace_mech with one line changed by each mistake below.
+CHECKS = '''    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+    if not (math.isfinite(sensitivity) and sensitivity >= 0):
+        raise ValueError(f"sensitivity must be a finite number >= 0, got {sensitivity!r}")
+'''
+
+
+def laplace_mech_with(noise_line: str, checks: str = CHECKS, make_rng: str = "    rng = np.random.default_rng(rng)\n") -> str:
+    return (
+        "def laplace_mech(value, sensitivity, epsilon, rng=None):\n"
+        + checks
+        + make_rng
+        + "    value = np.asarray(value, dtype=float)\n"
+        + f"    noisy = value + {noise_line}\n"
+        + "    return noisy if noisy.ndim else float(noisy)"
+    )
+
+
+VARIANTS = [
+    Variant(
+        "loops_and_random_module",
+        {
+            "laplace_mech_solution": '''import random
+
+def laplace_mech(value, sensitivity, epsilon, rng=None):
+    if not (epsilon > 0 and epsilon != float("inf")):
+        raise ValueError("epsilon must be a finite number > 0")
+    if not (sensitivity >= 0 and sensitivity != float("inf")):
+        raise ValueError("sensitivity must be a finite number >= 0")
+    scale = sensitivity / epsilon
+
+    def noise():
+        return random.expovariate(1 / scale) * random.choice([-1, 1])
+
+    if np.ndim(value) == 0:
+        return float(value) + noise()
+    result = np.array(value, dtype=float)
+    for index in np.ndindex(result.shape):
+        result[index] += noise()
+    return result''',
+            "clipped_sum_sensitivity_solution": '''def clipped_sum_sensitivity(lower, upper):
+    biggest = 0
+    for bound in (lower, upper):
+        if bound < 0:
+            bound = -bound
+        if bound > biggest:
+            biggest = bound
+    return biggest''',
+            "proportion_sensitivity_solution": "def proportion_sensitivity(n):\n    return n ** -1",
+            "laplace_tail_solution": "def laplace_tail(t, sensitivity, epsilon):\n    return math.e ** (-(t / (sensitivity / epsilon)))",
+            "laplace_interval_solution": '''def laplace_interval(sensitivity, epsilon, alpha):
+    scale = sensitivity / epsilon
+    return -scale * math.log(alpha)''',
+            "noisy_average_solution": '''def noisy_average(values, lower, upper, epsilon, rng=None):
+    total, count = 0.0, 0
+    for v in values:
+        total += min(max(v, lower), upper)
+        count += 1
+    half = epsilon / 2
+    noisy_total = laplace_mech(total, clipped_sum_sensitivity(lower, upper), half)
+    noisy_count = laplace_mech(count, 1, half)
+    return noisy_total / noisy_count''',
+            "uniform_noise_epsilon_solution": 'def uniform_noise_epsilon():\n    return float("inf")',
+        },
+        full=ALL_TESTS,
+    ),
+    Variant(
+        "numpy_global_and_scipy",
+        {
+            "laplace_mech_solution": '''def laplace_mech(value, sensitivity, epsilon, rng=None):
+    if not np.isfinite(epsilon) or epsilon <= 0:
+        raise ValueError(f"bad epsilon: {epsilon}")
+    if not np.isfinite(sensitivity) or sensitivity < 0:
+        raise ValueError(f"bad sensitivity: {sensitivity}")
+    return value + stats.laplace.rvs(scale=sensitivity / epsilon, size=np.shape(value))''',
+            "clipped_sum_sensitivity_solution": "def clipped_sum_sensitivity(lower, upper):\n    return np.max(np.abs([lower, upper]))",
+            "laplace_tail_solution": "def laplace_tail(t, sensitivity, epsilon):\n    return np.exp(-t * epsilon / sensitivity)",
+            "laplace_interval_solution": "def laplace_interval(sensitivity, epsilon, alpha):\n    return sensitivity * np.log(1 / alpha) / epsilon",
+            "noisy_average_solution": '''def noisy_average(values, lower, upper, epsilon, rng=None):
+    clipped = np.minimum(np.maximum(values, lower), upper)
+    noisy_sum = clipped.sum() + np.random.laplace(0, max(abs(lower), abs(upper)) / (epsilon / 2))
+    noisy_count = len(clipped) + np.random.laplace(0, 2 / epsilon)
+    return noisy_sum / noisy_count''',
+            "uniform_noise_epsilon_solution": "def uniform_noise_epsilon():\n    return np.inf",
+        },
+        full=ALL_TESTS,
+    ),
+    Variant(
+        "scale_epsilon_over_sensitivity_swapped_formulas_rng_none_breaks",
+        {
+            "laplace_mech_solution": laplace_mech_with("rng.laplace(0.0, epsilon / sensitivity, size=value.shape)"),
+            "clipped_sum_sensitivity_solution": "def clipped_sum_sensitivity(lower, upper):\n    return float(max(lower, upper))",
+            "proportion_sensitivity_solution": "def proportion_sensitivity(n):\n    return 1.0",
+            "laplace_tail_solution": "def laplace_tail(t, sensitivity, epsilon):\n    return math.exp(-t * sensitivity / epsilon)",
+            "laplace_interval_solution": "def laplace_interval(sensitivity, epsilon, alpha):\n    return epsilon / sensitivity * math.log(1 / alpha)",
+            # Right formula, but rng=None is used as a generator.
+            "noisy_average_solution": '''def noisy_average(values, lower, upper, epsilon, rng=None):
+    clipped = np.clip(values, lower, upper)
+    noisy_sum = clipped.sum() + rng.laplace(0, max(abs(lower), abs(upper)) / (epsilon / 2))
+    noisy_count = len(clipped) + rng.laplace(0, 2 / epsilon)
+    return noisy_sum / noisy_count''',
+            "uniform_noise_epsilon_solution": "def uniform_noise_epsilon():\n    return 20.0",
+        },
+        zero=(
+            "test_laplace_mech_scale",
+            "test_clipped_sum_sensitivity",
+            "test_proportion_sensitivity",
+            "test_laplace_tail",
+            "test_laplace_interval",
+            "test_noisy_average_clipping",
+            "test_noisy_average_budget",
+            "test_uniform_noise_epsilon",
+        ),
+        full=("test_laplace_mech_per_entry", "test_laplace_mech_validation"),
+    ),
+    Variant(
+        "normal_noise_no_validation_no_clipping_width_as_sensitivity",
+        {
+            "laplace_mech_solution": laplace_mech_with("rng.normal(0.0, sensitivity / epsilon, size=value.shape)", checks=""),
+            "clipped_sum_sensitivity_solution": "def clipped_sum_sensitivity(lower, upper):\n    return upper - lower",
+            "noisy_average_solution": '''def noisy_average(values, lower, upper, epsilon, rng=None):
+    values = np.asarray(values, dtype=float)
+    noisy_sum = values.sum() + np.random.laplace(0, max(abs(lower), abs(upper)) / (epsilon / 2))
+    noisy_count = values.size + np.random.laplace(0, 1 / (epsilon / 2))
+    return noisy_sum / noisy_count''',
+        },
+        zero=("test_laplace_mech_scale", "test_laplace_mech_validation", "test_clipped_sum_sensitivity", "test_noisy_average_clipping"),
+        full=("test_laplace_mech_per_entry", "test_noisy_average_budget", "test_laplace_tail", "test_proportion_sensitivity"),
+    ),
+    Variant(
+        "one_draw_for_the_whole_array_whole_epsilon_twice",
+        {
+            "laplace_mech_solution": laplace_mech_with("rng.laplace(0.0, sensitivity / epsilon)"),
+            "noisy_average_solution": '''def noisy_average(values, lower, upper, epsilon, rng=None):
+    clipped = np.clip(np.asarray(values, dtype=float), lower, upper)
+    noisy_sum = laplace_mech(clipped.sum(), clipped_sum_sensitivity(lower, upper), epsilon)
+    noisy_count = laplace_mech(clipped.size, 1, epsilon)
+    return float(noisy_sum / noisy_count)''',
+        },
+        zero=("test_laplace_mech_per_entry", "test_noisy_average_budget"),
+        full=("test_laplace_mech_validation", "test_noisy_average_clipping", "test_laplace_interval", "test_clipped_sum_sensitivity"),
+    ),
+    Variant(
+        "delegates_to_dplib",
+        {
+            "laplace_mech_solution": "laplace_mech = dplib.laplace_mech",
+            "clipped_sum_sensitivity_solution": "from dplib import clipped_sum_sensitivity",
+            "proportion_sensitivity_solution": "proportion_sensitivity = dplib.proportion_sensitivity",
+            "laplace_tail_solution": "def laplace_tail(t, sensitivity, epsilon):\n    return dplib.laplace_tail(t, sensitivity, epsilon)",
+            "laplace_interval_solution": '''def laplace_interval(sensitivity, epsilon, alpha):
+    return dplib.laplace_scale(sensitivity, epsilon) * math.log(1 / alpha)''',
+            "noisy_average_solution": "noisy_average = dplib.noisy_average",
+            "uniform_noise_epsilon_solution": "uniform_noise_epsilon = dplib.uniform_noise_epsilon",
+        },
+        zero=ALL_TESTS,
+    ),
+]
+
+
+@pytest.mark.pipeline
+def test_variants_are_graded_as_intended(tmp_path):
+    scores = grade_variants(tmp_path, "02_laplace", VARIANTS)
+    problems = [p for v in VARIANTS for p in unmet_expectations(v, scores[v.name])]
+    assert not problems, "\n".join(problems)

@@ -1,0 +1,187 @@
+"""03_randomized_response: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
+
+import pytest
+
+from dplib.grading.variants import Variant, grade_variants, unmet_expectations
+
+ALL_TESTS = (
+    "test_coin_rr_rates",
+    "test_coin_rr_fresh_coins",
+    "test_coin_rr_epsilon",
+    "test_estimate_proportion_coin",
+    "test_privatize_image_rates",
+    "test_estimate_black_fraction",
+    "test_alpha_beta_epsilon",
+)
+
+VARIANTS = [
+    Variant(
+        "loops_and_random_module",
+        {
+            "coin_rr_solution": '''import random
+
+def coin_rr(x, rng=None):
+    def one_person(truth):
+        if random.random() < 0.5:
+            return int(truth)
+        return 1 if random.random() < 0.5 else 0
+
+    if np.ndim(x) == 0:
+        return one_person(x)
+    x = np.asarray(x)
+    answers = np.empty(x.shape, dtype=int)
+    for index in np.ndindex(x.shape):
+        answers[index] = one_person(x[index])
+    return answers''',
+            "coin_rr_epsilon_solution": "COIN_RR_EPSILON = math.log(0.75) - math.log(0.25)",
+            "estimate_proportion_coin_solution": '''def estimate_proportion_coin(responses):
+    total, count = 0, 0
+    for answer in responses:
+        total += answer
+        count += 1
+    return 2 * total / count - 1 / 2''',
+            "privatize_image_solution": '''import random
+
+def privatize_image(image, alpha, beta, rng=None):
+    image = np.asarray(image)
+    result = np.zeros(image.shape, dtype=int)
+    for index in np.ndindex(image.shape):
+        if random.random() < alpha:
+            result[index] = image[index]
+        elif random.random() < beta:
+            result[index] = 1
+    return result''',
+            "estimate_black_fraction_solution": '''def estimate_black_fraction(private_image, alpha, beta):
+    pixels = [pixel for row in private_image for pixel in row]
+    observed = sum(pixels) / len(pixels)
+    return (observed - (1 - alpha) * beta) / alpha''',
+            "alpha_beta_epsilon_solution": '''def alpha_beta_epsilon(alpha, beta):
+    p_black = [alpha + (1 - alpha) * beta, (1 - alpha) * beta]
+    p_white = [1 - p_black[0], 1 - p_black[1]]
+    worst = 0.0
+    for a, b in (p_black, p_white):
+        if a == 0 and b == 0:
+            continue
+        if a == 0 or b == 0:
+            return float("inf")
+        worst = max(worst, math.log(max(a, b) / min(a, b)))
+    return worst''',
+        },
+        full=ALL_TESTS,
+    ),
+    Variant(
+        "numpy_global_and_coin_roles_swapped",
+        {
+            # Heads: the second coin answers; tails: the truth. The same distribution as Warner's order.
+            "coin_rr_solution": '''def coin_rr(x, rng=None):
+    x = np.asarray(x)
+    first = np.random.randint(0, 2, size=x.shape)
+    second = np.random.randint(0, 2, size=x.shape)
+    answers = np.where(first == 1, second, x)
+    return answers if answers.ndim else int(answers)''',
+            "coin_rr_epsilon_solution": "COIN_RR_EPSILON = float(np.log(3))",
+            "estimate_proportion_coin_solution": "def estimate_proportion_coin(responses):\n    return 2 * np.mean(responses) - 0.5",
+            "privatize_image_solution": '''def privatize_image(image, alpha, beta, rng=None):
+    image = np.asarray(image)
+    keep = np.random.binomial(1, alpha, size=image.shape)
+    paint = np.random.binomial(1, beta, size=image.shape)
+    return keep * image + (1 - keep) * paint''',
+            "estimate_black_fraction_solution": '''def estimate_black_fraction(private_image, alpha, beta):
+    return (np.asarray(private_image).mean() - (1 - alpha) * beta) / alpha''',
+            "alpha_beta_epsilon_solution": '''def alpha_beta_epsilon(alpha, beta):
+    channel = np.array([[alpha + (1 - alpha) * beta, (1 - alpha) * (1 - beta)],
+                        [(1 - alpha) * beta, alpha + (1 - alpha) * (1 - beta)]])
+    epsilon = 0.0
+    for column in channel.T:
+        if column.max() == 0:
+            continue
+        if column.min() == 0:
+            return np.inf
+        epsilon = max(epsilon, np.log(column.max() / column.min()))
+    return float(epsilon)''',
+        },
+        full=ALL_TESTS,
+    ),
+    Variant(
+        "shared_coins_ln2_two_mean_minus_one",
+        {
+            "coin_rr_solution": '''def coin_rr(x, rng=None):
+    rng = np.random.default_rng(rng)
+    x = np.asarray(x)
+    answers = x.copy() if rng.random() < 0.5 else np.full(x.shape, int(rng.random() < 0.5))
+    return answers if answers.ndim else int(answers)''',
+            "coin_rr_epsilon_solution": "COIN_RR_EPSILON = math.log(2)",
+            "estimate_proportion_coin_solution": "def estimate_proportion_coin(responses):\n    return 2 * np.mean(responses) - 1",
+            "estimate_black_fraction_solution": '''def estimate_black_fraction(private_image, alpha, beta):
+    return (np.mean(private_image) - beta) / alpha''',
+        },
+        zero=("test_coin_rr_fresh_coins", "test_coin_rr_epsilon", "test_estimate_proportion_coin", "test_estimate_black_fraction"),
+        full=("test_privatize_image_rates", "test_alpha_beta_epsilon"),
+    ),
+    Variant(
+        "lie_on_tails_swapped_alpha_beta_one_output",
+        {
+            "coin_rr_solution": '''def coin_rr(x, rng=None):
+    rng = np.random.default_rng(rng)
+    x = np.asarray(x)
+    heads = rng.random(x.shape) < 0.5
+    answers = np.where(heads, x, 1 - x)
+    return answers if answers.ndim else int(answers)''',
+            "privatize_image_solution": '''def privatize_image(image, alpha, beta, rng=None):
+    rng = np.random.default_rng(rng)
+    image = np.asarray(image)
+    keep = rng.random(image.shape) < beta
+    black = rng.random(image.shape) < alpha
+    return np.where(keep, image, black).astype(int)''',
+            "alpha_beta_epsilon_solution": '''def alpha_beta_epsilon(alpha, beta):
+    p = alpha + (1 - alpha) * beta
+    q = (1 - alpha) * beta
+    return math.inf if q == 0 else math.log(p / q)''',
+        },
+        zero=("test_coin_rr_rates", "test_privatize_image_rates", "test_alpha_beta_epsilon"),
+        full=("test_coin_rr_fresh_coins", "test_coin_rr_epsilon", "test_estimate_proportion_coin", "test_estimate_black_fraction"),
+    ),
+    Variant(
+        "seeded_coins_and_one_draw_per_picture",
+        {
+            "coin_rr_solution": '''def coin_rr(x, rng=None):
+    if rng is None:
+        rng = np.random.default_rng(0)
+    x = np.asarray(x)
+    first_heads = rng.random(x.shape) < 0.5
+    second_heads = rng.random(x.shape) < 0.5
+    answers = np.where(first_heads, x, second_heads).astype(int)
+    return answers if answers.ndim else int(answers)''',
+            "privatize_image_solution": '''def privatize_image(image, alpha, beta, rng=None):
+    rng = np.random.default_rng(rng)
+    image = np.asarray(image)
+    if rng.random() < alpha:
+        return image.copy()
+    return np.full(image.shape, int(rng.random() < beta))''',
+        },
+        zero=("test_coin_rr_fresh_coins", "test_privatize_image_rates"),
+        full=("test_coin_rr_rates", "test_estimate_black_fraction", "test_alpha_beta_epsilon"),
+    ),
+    Variant(
+        "delegates_to_dplib",
+        {
+            "coin_rr_solution": "def coin_rr(x, rng=None):\n    return dplib.rand_resp(x, 0.75, 0.75, rng=rng)",
+            "coin_rr_epsilon_solution": "COIN_RR_EPSILON = dplib.COIN_RR_EPSILON",
+            "estimate_proportion_coin_solution": "estimate_proportion_coin = dplib.estimate_proportion_coin",
+            "privatize_image_solution": "from dplib import privatize_image",
+            "estimate_black_fraction_solution": '''def estimate_black_fraction(private_image, alpha, beta):
+    p, q = dplib.alpha_beta_to_p_q(alpha, beta)
+    return dplib.estimate_count(np.ravel(private_image), p, q) / np.size(private_image)''',
+            "alpha_beta_epsilon_solution": '''def alpha_beta_epsilon(alpha, beta):
+    return dplib.get_epsilon(*dplib.alpha_beta_to_p_q(alpha, beta))''',
+        },
+        zero=ALL_TESTS,
+    ),
+]
+
+
+@pytest.mark.pipeline
+def test_variants_are_graded_as_intended(tmp_path):
+    scores = grade_variants(tmp_path, "03_randomized_response", VARIANTS)
+    problems = [p for v in VARIANTS for p in unmet_expectations(v, scores[v.name])]
+    assert not problems, "\n".join(problems)
