@@ -18,7 +18,7 @@ def demo_picture(size: int = 64) -> np.ndarray:
     --------
     >>> picture = demo_picture()
     >>> picture.shape, picture.dtype
-    ((64, 64), dtype('int8'))
+    ((64, 64), dtype('int64'))
     >>> round(float(picture.mean()), 3)
     0.27
     """
@@ -29,4 +29,4 @@ def demo_picture(size: int = 64) -> np.ndarray:
     eyes = (np.hypot(x + 0.35, y + 0.3) < 0.13) | (np.hypot(x - 0.35, y + 0.3) < 0.13)
     mouth_radius = np.hypot(x, y + 0.05)
     smile = (mouth_radius > 0.45) & (mouth_radius < 0.58) & (y > 0.15)
-    return (ring | eyes | smile).astype(np.int8)
+    return (ring | eyes | smile).astype(np.int64)

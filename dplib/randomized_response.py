@@ -43,13 +43,13 @@ def coin_rr(x, rng=None):
     --------
     >>> import numpy as np
     >>> coin_rr([1, 1, 0, 0, 1], rng=np.random.default_rng(3))
-    array([1, 1, 1, 0, 1], dtype=int8)
+    array([1, 1, 1, 0, 1])
     """
     x = check_binary(x, "x")
     rng = np.random.default_rng(rng)
     first_heads = rng.random(x.shape) < 0.5
     second_heads = rng.random(x.shape) < 0.5
-    return as_output(np.where(first_heads, x, second_heads).astype(np.int8))
+    return as_output(np.where(first_heads, x, second_heads).astype(np.int64))
 
 
 def rand_resp(x, p: float, q: float, rng=None):
@@ -64,7 +64,7 @@ def rand_resp(x, p: float, q: float, rng=None):
     --------
     >>> import numpy as np
     >>> rand_resp([1, 1, 0, 0], p=0.9, q=0.8, rng=np.random.default_rng(0))
-    array([1, 1, 0, 0], dtype=int8)
+    array([1, 1, 0, 0])
     """
     p = check_probability(p, "p")
     q = check_probability(q, "q")
@@ -72,7 +72,7 @@ def rand_resp(x, p: float, q: float, rng=None):
     rng = np.random.default_rng(rng)
     u = rng.random(x.shape)
     # a 1 stays 1 when u < p; a 0 stays 0 when u < q, i.e. becomes 1 when u >= q
-    return as_output(np.where(x == 1, u < p, u >= q).astype(np.int8))
+    return as_output(np.where(x == 1, u < p, u >= q).astype(np.int64))
 
 
 def privatize_image(image, alpha: float, beta: float, rng=None) -> np.ndarray:
@@ -92,7 +92,7 @@ def privatize_image(image, alpha: float, beta: float, rng=None) -> np.ndarray:
     >>> privatize_image(np.eye(3, dtype=int), alpha=0.5, beta=0.5, rng=np.random.default_rng(0))
     array([[0, 0, 0],
            [0, 1, 0],
-           [1, 0, 0]], dtype=int8)
+           [1, 0, 0]])
     """
     alpha = check_probability(alpha, "alpha")
     beta = check_probability(beta, "beta")
@@ -100,4 +100,4 @@ def privatize_image(image, alpha: float, beta: float, rng=None) -> np.ndarray:
     rng = np.random.default_rng(rng)
     keep = rng.random(image.shape) < alpha
     paint_black = rng.random(image.shape) < beta
-    return as_output(np.where(keep, image, paint_black).astype(np.int8))
+    return as_output(np.where(keep, image, paint_black).astype(np.int64))

@@ -12,7 +12,7 @@ from dplib.randomized_response import privatize_image
 def test_default_picture():
     picture = demo_picture()
     assert picture.shape == (64, 64)
-    assert picture.dtype == np.int8
+    assert picture.dtype == np.int64
     assert set(np.unique(picture)) == {0, 1}
     assert round(float(picture.mean()), 3) == 0.27
 
