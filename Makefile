@@ -41,5 +41,10 @@ release: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_mechanisms.py
 
+# A class of 30 made-up students hands in every released assignment: grade it all into demo/
+# (demo/grades.csv, demo/feedback/, demo/grade_distribution.png, a summary on the terminal).
+demo: $(STAMP)
+	$(BIN)/python -m dplib.grading.simulation demo
+
 clean-venv:
 	rm -rf $(VENV)

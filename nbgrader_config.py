@@ -35,3 +35,33 @@ c.OverwriteCells.add_missing_cells = True
 # silence what they cause (dplib.testing.quiet); this drops stray warning lines too.
 c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"\b\w*Warning\b"
+
+# Autograding that survives real submissions (dplib/grading/preprocessors.py says why each
+# replacement is needed): duplicated or hand-edited nbgrader metadata, deleted test and
+# read-only cells, a dead or unresponsive kernel, monkeypatched builtins/numpy/test helpers,
+# and test cells that award themselves partial credit. Same order as nbgrader's defaults.
+c.Autograde.sanitize_preprocessors = [
+    "nbgrader.preprocessors.ClearOutput",
+    "dplib.grading.preprocessors.SanitizeMetadata",  # replaces DeduplicateIds
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "dplib.grading.preprocessors.RestoreCells",  # replaces OverwriteCells
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+c.Autograde.autograde_preprocessors = [
+    "dplib.grading.preprocessors.GuardedExecute",  # replaces Execute (c.Execute.* still applies)
+    "nbgrader.preprocessors.IgnorePattern",
+    "dplib.grading.preprocessors.AllOrNothingTests",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+
+# Feedback shows each test's points and failure message, never the code of a hidden test
+# (nbgrader's own feedback shows it: nbgrader#917, #1363).
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+    "dplib.grading.preprocessors.HideHiddenTests",
+]

@@ -1,0 +1,164 @@
+"""Feedback a student receives: which tests passed, the points, a failing test's message; never hidden test code.
+
+Graded with the instructor's plain commands (``nbgrader autograde``, ``nbgrader generate_feedback``),
+so what is checked is the course's ``nbgrader_config.py``, not a wrapper around it.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import nbformat
+import pytest
+
+from dplib.grading import Course, notebooks_of
+from dplib.grading.course import REPO_ROOT
+
+pytestmark = pytest.mark.xdist_group("grading_feedback")  # one worker grades the module's class once
+
+ASSIGNMENT = "01_definition"
+SOURCE = notebooks_of(REPO_ROOT / "source" / ASSIGNMENT)[0]
+MARKERS = ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+
+
+def _student(**replacements: str) -> nbformat.NotebookNode:
+    notebook = nbformat.read(str(SOURCE), as_version=4)
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in replacements:
+            cell.source = replacements[grade_id]
+    return notebook
+
+
+STUDENTS = {
+    "reference": _student(),
+    # keeps ambiguous matches: passes the visible test, fails a hidden one
+    "ambiguous_matches": _student(
+        reidentify_solution="def reidentify(deidentified, auxiliary, keys):\n"
+        "    return deidentified.merge(auxiliary[list(keys) + ['Name']], on=list(keys))"
+    ),
+    # prints what the hidden tests pass in (the visible test's table has 4 rows, the hidden one 6)
+    "prints_inputs": _student(
+        uniqueness_solution="def uniqueness(df, columns):\n"
+        "    if len(df) == 6:\n"
+        "        print('LEAK' + 'ED', df.to_dict())\n"
+        "    return float((~df.duplicated(list(columns), keep=False)).mean())"
+    ),
+}
+
+
+def _test_cells() -> dict[str, str]:
+    """grade_id -> source of every autograded test cell of the source notebook."""
+    notebook = nbformat.read(str(SOURCE), as_version=4)
+    return {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in notebook.cells
+        if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
+    }
+
+
+def _hidden_lines() -> set[str]:
+    """Lines of the hidden-test regions (long enough to be distinctive) that the release does not show."""
+    lines = set()
+    for source in _test_cells().values():
+        inside = False
+        for line in source.splitlines():
+            if MARKERS[0] in line:
+                inside = True
+            elif MARKERS[1] in line:
+                inside = False
+            elif inside and len(line.strip()) >= 12:
+                lines.add(line.strip())
+    release = nbformat.read(str(REPO_ROOT / "release" / ASSIGNMENT / SOURCE.name), as_version=4)
+    visible = [line for cell in release.cells for line in cell.source.splitlines()]
+    return {line for line in lines if not any(line in seen for seen in visible)}  # what students never saw
+
+
+def _text(page: str) -> str:
+    """The visible text of an HTML page (tags dropped, entities decoded)."""
+    page = re.sub(r"<(script|style)\b.*?</\1>", "", page, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
+@pytest.fixture(scope="module")
+def feedback(tmp_path_factory):
+    course = Course.from_repo(tmp_path_factory.mktemp("feedback"), [ASSIGNMENT])
+    course.generate_assignment(ASSIGNMENT)
+    for student, notebook in STUDENTS.items():
+        folder = course.root / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(notebook, str(folder / SOURCE.name))
+    course.autograde(ASSIGNMENT)
+    course.nbgrader("generate_feedback", ASSIGNMENT, "--force")
+    pages = {
+        student: (course.root / "feedback" / student / ASSIGNMENT / f"{SOURCE.stem}.html").read_text()
+        for student in STUDENTS
+    }
+    return course, pages
+
+
+@pytest.mark.pipeline
+def test_feedback_lists_every_test_with_its_points(feedback):
+    course, pages = feedback
+    for student, page in pages.items():
+        for grade_id in _test_cells():
+            if grade_id.startswith("test_"):
+                assert re.search(rf'href="#{grade_id}">Test cell</a> \(Score: [\d.]+ / [\d.]+\)', page), (student, grade_id)
+    assert re.search(r'href="#test_reidentify">Test cell</a> \(Score: 0.0 / 3.0\)', pages["ambiguous_matches"])
+    assert re.search(r'href="#test_reidentify">Test cell</a> \(Score: 3.0 / 3.0\)', pages["reference"])
+
+
+@pytest.mark.pipeline
+def test_a_failing_hidden_test_shows_its_message(feedback):
+    _, pages = feedback
+    text = _text(pages["ambiguous_matches"])
+    assert "AssertionError: Two released rows share ('01', 'd1'): a match on them is ambiguous and must be dropped." in text
+
+
+@pytest.mark.pipeline
+def test_feedback_never_shows_hidden_test_code(feedback):
+    course, pages = feedback
+    hidden = _hidden_lines()
+    assert len(hidden) > 10
+    autograded = (course.root / "autograded" / "reference" / ASSIGNMENT / SOURCE.name).read_text()
+    assert any(line in html.unescape(autograded) for line in hidden), "the check must be able to see hidden lines"
+    for student, page in pages.items():
+        text = _text(page)
+        leaked = sorted(line for line in hidden if line in text)
+        assert not leaked, f"{student}'s feedback shows hidden test code: {leaked[:3]}"
+        for marker in MARKERS:
+            assert marker not in text
+        assert "hidden tests ran here" in text
+        assert "Traceback (most recent call last)" not in text and "---->" not in text, "tracebacks quote test code"
+        assert 'table = pd.DataFrame({"zip": ["01", "01", "02", "03"]' in text, "visible tests stay visible"
+
+
+@pytest.mark.pipeline
+def test_feedback_drops_what_student_code_printed_during_hidden_tests(feedback):
+    _, pages = feedback
+    assert "LEAKED" not in _text(pages["prints_inputs"])
+    assert re.search(r'href="#test_uniqueness">Test cell</a> \(Score: 2.0 / 2.0\)', pages["prints_inputs"])
+
+
+def test_hide_hidden_tests_keeps_visible_code_and_the_message_only():
+    """The feedback preprocessor on one test cell (no kernel)."""
+    from nbformat.v4 import new_code_cell, new_output
+
+    from dplib.grading.preprocessors import HideHiddenTests
+
+    cell = new_code_cell(
+        '"""Check that f works."""\nassert f(1) == 1\n### BEGIN HIDDEN TESTS\nassert f(2) == 4, "f(2) should be 4"\n'
+        "### END HIDDEN TESTS\nprint('done')",
+        metadata={"nbgrader": {"grade": True, "solution": False, "grade_id": "test_f", "points": 1}},
+    )
+    cell.outputs = [
+        new_output("stream", name="stdout", text="f was called with 2\n"),
+        new_output("error", ename="AssertionError", evalue="f(2) should be 4",
+                   traceback=["---> 4 assert f(2) == 4, 'f(2) should be 4'", "AssertionError: f(2) should be 4"]),
+    ]
+    cell, _ = HideHiddenTests().preprocess_cell(cell, {}, 0)
+    assert "f(2) == 4" not in cell.source and "HIDDEN" not in cell.source
+    assert cell.source.startswith('"""Check that f works."""\nassert f(1) == 1\n# ... hidden tests ran here')
+    assert cell.source.endswith("print('done')")
+    assert [(o.output_type, o.traceback) for o in cell.outputs] == [("error", ["AssertionError: f(2) should be 4"])]
