@@ -11,17 +11,6 @@ import pytest
 import dplib
 from dplib import attacks as attacks_module
 from dplib.attacks import differencing_attack, reidentify, uniqueness
-from dplib.datasets import load_adult_with_pii, load_voter_roll
-
-
-@pytest.fixture(scope="module")
-def people():
-    return load_adult_with_pii()
-
-
-@pytest.fixture(scope="module")
-def voters():
-    return load_voter_roll()
 
 
 # --- uniqueness -------------------------------------------------------------------------------

@@ -17,19 +17,14 @@ import pytest
 
 from dplib.grading import Course, notebooks_of
 from dplib.grading.classroom import OUTCOMES_FILE, grade_class, main, read_outcomes
+from dplib.grading.checks import autograded_points
 from dplib.grading.course import REPO_ROOT
 
 pytestmark = pytest.mark.xdist_group("grading_classroom")  # one worker grades the module's class once
 
 FIRST, RETAKE = "01_definition", "01_retake"
 SOURCE = notebooks_of(REPO_ROOT / "source" / FIRST)[0]
-POINTS = {
-    "test_uniqueness": 2.0,
-    "test_reidentify": 3.0,
-    "test_differencing_attack": 2.0,
-    "test_max_privacy_loss": 3.0,
-    "test_satisfies_dp": 2.0,
-}
+POINTS = autograded_points(SOURCE)  # grade_id -> points, from the notebook's metadata
 FULL = dict(POINTS)
 ZERO = {k: 0.0 for k in POINTS}
 PARTIAL = {**ZERO, "test_uniqueness": 2.0, "test_max_privacy_loss": 3.0}

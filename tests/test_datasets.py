@@ -45,16 +45,6 @@ def test_raw():
     return load_adult(split="test", dropna=False)
 
 
-@pytest.fixture(scope="module")
-def people():
-    return load_adult_with_pii()
-
-
-@pytest.fixture(scope="module")
-def voters():
-    return load_voter_roll()
-
-
 # --- the shipped files ----------------------------------------------------------------------------
 
 

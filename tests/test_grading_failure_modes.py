@@ -18,19 +18,14 @@ import pytest
 
 from dplib.grading import Course, notebooks_of
 from dplib.grading.classroom import grade_class
+from dplib.grading.checks import autograded_points
 from dplib.grading.course import REPO_ROOT
 
 pytestmark = pytest.mark.xdist_group("grading_failure_modes")  # one worker grades the module's class once
 
 ASSIGNMENT = "01_definition"
 SOURCE = notebooks_of(REPO_ROOT / "source" / ASSIGNMENT)[0]
-POINTS = {
-    "test_uniqueness": 2.0,
-    "test_reidentify": 3.0,
-    "test_differencing_attack": 2.0,
-    "test_max_privacy_loss": 3.0,
-    "test_satisfies_dp": 2.0,
-}
+POINTS = autograded_points(SOURCE)  # grade_id -> points, from the notebook's metadata
 CELL_TIMEOUT = 5
 
 WRONG_UNIQUENESS = "def uniqueness(df, columns):\n    return 0.3"

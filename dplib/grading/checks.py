@@ -18,6 +18,16 @@ MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN T
 GRADE_ID = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)+")
 
 
+def autograded_points(notebook: Path) -> dict[str, float]:
+    """``{grade_id: points}`` of the autograded test cells of a notebook, from its nbgrader metadata."""
+    cells = nbformat.read(str(notebook), as_version=4).cells
+    return {
+        meta["grade_id"]: float(meta["points"])
+        for meta in (cell.metadata.get("nbgrader", {}) for cell in cells if cell.cell_type == "code")
+        if meta.get("grade")
+    }
+
+
 def release_drift(generated: Path, committed: Path) -> list[str]:
     """Differences between a freshly generated release folder and the committed one."""
     if not committed.is_dir():
