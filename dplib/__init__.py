@@ -37,6 +37,16 @@ from dplib.exponential import (
     score_sensitivity_of_proportion,
 )
 from dplib.fairness import group_outcome_probabilities
+from dplib.gaussian import (
+    advanced_composition_epsilon,
+    analytic_gaussian_sigma,
+    gaussian_delta,
+    gaussian_mech,
+    gaussian_sigma,
+    l2_sensitivity_of_histogram,
+    zcdp_rho,
+    zcdp_to_epsilon,
+)
 from dplib.kary_randomized_response import k_rand_resp
 from dplib.laplace import (
     clipped_sum_sensitivity,
@@ -48,6 +58,7 @@ from dplib.laplace import (
     proportion_sensitivity,
     uniform_noise_epsilon,
 )
+from dplib.learning import adult_learning_data, private_accuracy, privatize_columns, train_and_score
 from dplib.privacy_loss import max_privacy_loss, privacy_loss, satisfies_dp
 from dplib.randomized_response import coin_rr, privatize_image, rand_resp
 
