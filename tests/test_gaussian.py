@@ -190,3 +190,12 @@ def test_advanced_composition_has_both_terms():
         advanced_composition_epsilon(0.1, 0, 1e-6)
     with pytest.raises(ValueError, match="delta_prime"):
         advanced_composition_epsilon(0.1, 10, 1.0)
+
+
+def test_functions_are_reexported_from_the_package():
+    import dplib
+    from dplib import gaussian as gaussian_module
+
+    for name in gaussian_module.__all__:
+        if callable(getattr(gaussian_module, name)):
+            assert getattr(dplib, name) is getattr(gaussian_module, name)

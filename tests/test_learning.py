@@ -122,3 +122,12 @@ def test_private_accuracy_table_and_its_extremes():
     assert table.loc[0.01, "accuracy_mean"] < baseline - 0.03
     with pytest.raises(ValueError, match="trials must be an integer >= 2"):
         private_accuracy([1.0], 1, train=train, test=test)
+
+
+def test_functions_are_reexported_from_the_package():
+    import dplib
+    from dplib import learning as learning_module
+
+    for name in learning_module.__all__:
+        if callable(getattr(learning_module, name)):
+            assert getattr(dplib, name) is getattr(learning_module, name)
