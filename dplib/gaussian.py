@@ -90,6 +90,15 @@ def gaussian_sigma(l2_sensitivity: float, epsilon: float, delta: float) -> float
 def gaussian_delta(sigma: float, l2_sensitivity: float, epsilon: float) -> float:
     r"""Smallest delta for which ``N(0, sigma^2)`` noise is (epsilon, delta)-DP (exact).
 
+    Parameters
+    ----------
+    sigma : float
+        Standard deviation of the noise, finite and >= 0.
+    l2_sensitivity : float
+        L2 sensitivity of the query, finite and >= 0.
+    epsilon : float
+        Privacy parameter, finite and > 0.
+
     Notes
     -----
     Balle & Wang (2018), Theorem 8: with :math:`a = \Delta_2 / (2\sigma)` and
@@ -105,7 +114,10 @@ def gaussian_delta(sigma: float, l2_sensitivity: float, epsilon: float) -> float
     >>> round(gaussian_delta(1.0, 1.0, 0.5), 4)
     0.2384
     """
-    if sigma <= 0:
+    sigma = check_sensitivity(sigma, "sigma")
+    l2_sensitivity = check_sensitivity(l2_sensitivity, "l2_sensitivity")
+    epsilon = check_epsilon(epsilon)
+    if sigma == 0 or l2_sensitivity == 0:
         return 1.0 if l2_sensitivity > 0 else 0.0
     a, b = l2_sensitivity / (2 * sigma), epsilon * sigma / l2_sensitivity
     return float(special.ndtr(a - b) - math.exp(epsilon + special.log_ndtr(-a - b)))

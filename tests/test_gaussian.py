@@ -199,3 +199,12 @@ def test_functions_are_reexported_from_the_package():
     for name in gaussian_module.__all__:
         if callable(getattr(gaussian_module, name)):
             assert getattr(dplib, name) is getattr(gaussian_module, name)
+
+
+def test_gaussian_delta_edge_cases_and_validation():
+    assert gaussian_delta(0.0, 1.0, 0.5) == 1.0  # no noise: no privacy
+    assert gaussian_delta(1.0, 0.0, 0.5) == 0.0  # nothing to hide
+    with pytest.raises(ValueError, match="sigma must be a finite number >= 0"):
+        gaussian_delta(-1.0, 1.0, 0.5)
+    with pytest.raises(ValueError, match="epsilon"):
+        gaussian_delta(1.0, 1.0, 0.0)
