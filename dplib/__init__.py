@@ -69,6 +69,16 @@ from dplib.exponential import (
     score_sensitivity_of_proportion,
 )
 from dplib.fairness import group_outcome_probabilities
+from dplib.gaussian import (
+    advanced_composition_epsilon,
+    analytic_gaussian_sigma,
+    gaussian_delta,
+    gaussian_mech,
+    gaussian_sigma,
+    l2_sensitivity_of_histogram,
+    zcdp_rho,
+    zcdp_to_epsilon,
+)
 from dplib.images import demo_picture
 from dplib.kary_estimators import estimate_krr_counts, krr_count_std, project_to_simplex
 from dplib.kary_randomized_response import k_rand_resp
@@ -83,6 +93,7 @@ from dplib.laplace import (
     proportion_sensitivity,
     uniform_noise_epsilon,
 )
+from dplib.learning import adult_learning_data, private_accuracy, privatize_columns, train_and_score
 from dplib.privacy_loss import max_privacy_loss, privacy_loss_per_output, satisfies_dp
 from dplib.randomized_response import coin_rr, privatize_image, rand_resp
 

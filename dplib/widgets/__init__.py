@@ -21,10 +21,14 @@ EstimationExplorer (:mod:`dplib.widgets.estimation`)
 FairnessExplorer (:mod:`dplib.widgets.fairness`)
     group sizes, base rates and epsilon; each group's chance of the exponential
     mechanism reporting its true majority value.
+CompositionExplorer (:mod:`dplib.widgets.approximate_dp`)
+    per-query epsilon and delta, k queries; total epsilon under basic composition,
+    advanced composition and zCDP.
 
 Adding a lecture's explorer is adding one module here and one import line below.
 """
 
+from dplib.widgets.approximate_dp import ACCOUNTINGS, CompositionExplorer, CompositionView, composition_view
 from dplib.widgets.estimation import EstimationExplorer, EstimationView, estimation_view
 from dplib.widgets.fairness import SCORINGS, FairnessExplorer, FairnessView, fairness_view
 from dplib.widgets.laplace import LaplaceExplorer, LaplaceView, laplace_view
