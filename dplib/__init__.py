@@ -28,7 +28,7 @@ on first use, so ``import dplib`` does not pay for matplotlib and ipywidgets:
 
 - ``dplib.plotting``: plot helpers (matplotlib);
 - ``dplib.widgets``: the lecture explorers (ipywidgets);
-- ``dplib.testing``: the checks of autograder test cells (``check_*``, ``disabled``, ``quiet``).
+- ``dplib.testing``: the checks of autograder test cells (``check_*``, ``testing.disabled``, ``testing.quiet``).
 
 The others: ``datasets``, ``laplace``, ``randomized_response``, ``kary_randomized_response``,
 ``channels``, ``estimators``, ``kary_estimators``, ``experiments``, ``exponential``,

@@ -26,7 +26,6 @@ import builtins
 import contextlib
 import io
 import math
-import sys
 import types
 import warnings
 
