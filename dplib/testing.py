@@ -26,6 +26,7 @@ import builtins
 import contextlib
 import io
 import math
+import sys
 import types
 import warnings
 
