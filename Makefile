@@ -32,7 +32,7 @@ test: $(STAMP)
 
 # Everything but the slow nbgrader pipeline, browser and lecture-kernel tests.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not pipeline and not browser and not lecture"
+	$(BIN)/python -m pytest -n auto --dist loadgroup -m "not pipeline and not browser and not lecture"
 
 # Regenerate release/ from source/ (commit the result).
 release: $(STAMP)
