@@ -19,6 +19,10 @@ Re-exported here, imported with the package (numpy, pandas and scipy only):
   ``estimate_crosstab``, ``estimate_krr_counts``, ``krr_count_std``, ``project_to_simplex``;
 - experiments: ``krr_error_vs_epsilon`` (alias ``error_vs_epsilon``, the 05 exercise API),
   ``theoretical_krr_errors``, ``apportion``, ``group_outcome_probabilities``;
+- approximate DP (08): ``gaussian_sigma``, ``analytic_gaussian_sigma``, ``gaussian_delta``,
+  ``gaussian_mech``, ``l2_sensitivity_of_histogram``, ``zcdp_rho``, ``zcdp_to_epsilon``,
+  ``advanced_composition_epsilon``; learning on privatized data: ``adult_learning_data``,
+  ``privatize_columns``, ``train_and_score``, ``private_accuracy``;
 - attacks: ``uniqueness``, ``reidentify``, ``differencing_attack``;
 - data: ``load_adult``, ``load_adult_with_pii``, ``load_voter_roll``, ``age_sex_categories``,
   ``demo_picture``.
@@ -28,11 +32,12 @@ on first use, so ``import dplib`` does not pay for matplotlib and ipywidgets:
 
 - ``dplib.plotting``: plot helpers (matplotlib);
 - ``dplib.widgets``: the lecture explorers (ipywidgets);
-- ``dplib.testing``: the checks of autograder test cells (``check_*``, ``disabled``, ``quiet``).
+- ``dplib.testing``: the checks of autograder test cells (``check_*``, ``testing.disabled``, ``testing.quiet``).
 
 The others: ``datasets``, ``laplace``, ``randomized_response``, ``kary_randomized_response``,
 ``channels``, ``estimators``, ``kary_estimators``, ``experiments``, ``exponential``,
-``fairness``, ``privacy_loss``, ``attacks``, ``images``; ``dplib.grading`` holds the
+``fairness``, ``privacy_loss``, ``attacks``, ``images``, ``gaussian``, ``learning``;
+``dplib.grading`` holds the
 instructor's grading tools and is never imported by a notebook.
 """
 

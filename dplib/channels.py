@@ -9,6 +9,14 @@ more than a factor ``e^epsilon`` apart:
 
 For binary randomized response "keep a 1 with probability p, keep a 0 with probability
 q" the matrix is ``[[q, 1 - q], [1 - p, p]]`` (row 0 = input 0).
+
+Names: the exact epsilon of a mechanism is ``<mechanism>_epsilon`` (:func:`channel_epsilon`
+of a matrix, :func:`alpha_beta_epsilon` of the image channel, ``COIN_RR_EPSILON``, and
+:func:`dplib.uniform_noise_epsilon`); converters read ``<a>_to_<b>``
+(:func:`alpha_beta_to_p_q`); ``<mechanism>_channel`` builds a matrix and
+:func:`krr_probabilities` its two entries. :func:`get_epsilon` (binary randomized
+response, ``rr_channel``'s epsilon) and :func:`get_p_q` keep the names the 04 exercise API
+gives them.
 """
 
 from __future__ import annotations

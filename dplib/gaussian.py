@@ -24,7 +24,6 @@ from dplib._validation import (
 )
 
 __all__ = [
-    "NEIGHBOURS",
     "gaussian_sigma",
     "analytic_gaussian_sigma",
     "gaussian_delta",

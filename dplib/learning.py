@@ -18,9 +18,6 @@ from dplib.datasets import load_adult
 from dplib.kary_randomized_response import k_rand_resp
 
 __all__ = [
-    "FEATURES",
-    "LABEL",
-    "PRIVATE_COLUMNS",
     "adult_learning_data",
     "privatize_columns",
     "train_and_score",
