@@ -90,7 +90,7 @@ def differencing_attack(df, name):
 
 def duplicated():
     notebook = reference()
-    for grade_id in ("setup_imports", "uniqueness_solution", "test_uniqueness"):
+    for grade_id in ("setup_imports_definition", "uniqueness_solution", "test_uniqueness"):
         original = cell(notebook, grade_id)
         twin = copy.deepcopy(original)
         twin["id"] = f"{grade_id[:20]}-copy"
@@ -123,7 +123,7 @@ STUDENTS = {
     "warns": warns(),
     "deleted_test": drop(reference(), "test_uniqueness"),
     "stripped_test": stripped_test(),
-    "deleted_exercise_and_setup": drop(reference(), "setup_imports", "uniqueness_solution", "test_uniqueness"),
+    "deleted_exercise_and_setup": drop(reference(), "setup_imports_definition", "uniqueness_solution", "test_uniqueness"),
     "empty_notebook": empty(),
     "edited_test": with_sources(test_uniqueness="pass", uniqueness_solution=WRONG_UNIQUENESS),
     "duplicated_cells": duplicated(),
