@@ -57,7 +57,9 @@ clean-venv:
 
 hub-install: $(HUB_STAMP)
 
-$(HUB_STAMP): pyproject.toml scripts/jupyterlab_overrides.json
+$(HUB_STAMP): pyproject.toml scripts/jupyterlab_overrides.json deploy/jupyterhub/package-lock.json
+	# the proxy from npm, as pinned (without npm, jupyterhub_config.py falls back to the PyPI one)
+	if command -v npm >/dev/null; then npm ci --prefix deploy/jupyterhub --no-audit --no-fund --loglevel=error; fi
 	$(HUB_PYTHON) -m venv $(HUB_VENV)
 	$(HUB_VENV)/bin/python -m pip install $(PIP_FLAGS) --upgrade pip
 	$(HUB_VENV)/bin/python -m pip install $(PIP_FLAGS) -e '.[hub]'

@@ -52,6 +52,7 @@ WRITTEN = "written_bounded_noise_never_dp"
 INSTRUCTOR, ALICE, BOB = "dpe2e-teach", "dpe2e-alice", "dpe2e-bob"
 ARTIFACTS = REPO / "tests" / "artifacts" / "hub_e2e"
 STEP_TIMEOUT_MS = 120_000
+SPAWN_TIMEOUT_MS = 180_000  # a user's first server start: 5-30 s, more on a loaded machine
 HUB_START_TIMEOUT = 90
 
 
@@ -161,8 +162,20 @@ def log_in(browser, hub, user: str):
     page.fill("#username_input", user)
     page.fill("#password_input", hub.passwords[user])
     page.click("#login_submit")
-    page.wait_for_url(f"**/user/{user}/lab**", timeout=STEP_TIMEOUT_MS)
-    page.wait_for_selector(".jp-LabShell", timeout=STEP_TIMEOUT_MS)
+    # The hub spawns the user's server behind a spawn-pending page that redirects when it is ready;
+    # if that redirect is missed, asking for the server again lands on it.
+    deadline = time.monotonic() + SPAWN_TIMEOUT_MS / 1000
+    while True:
+        try:
+            page.wait_for_selector(".jp-LabShell", timeout=15_000)
+            break
+        except Exception:
+            if time.monotonic() > deadline:
+                ARTIFACTS.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(ARTIFACTS / f"failed_login_{user}.png"))
+                raise
+            page.goto(f"{hub.url}/user/{user}/lab", wait_until="commit")
+    assert f"/user/{user}/lab" in page.url, page.url
     return context, page
 
 

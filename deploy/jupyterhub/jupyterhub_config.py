@@ -40,7 +40,11 @@ c.JupyterHub.hub_port = int(os.environ.get("DP_HUB_INTERNAL_PORT", "8081"))  # t
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{os.environ.get('DP_HUB_PROXY_API_PORT', '8001')}"
 c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(STATE / "jupyterhub_cookie_secret")
-c.ConfigurableHTTPProxy.command = [str(VENV / "bin" / "configurable-http-proxy")]  # PyPI's implementation
+# The proxy: npm's configurable-http-proxy (pinned in package.json / package-lock.json, `npm ci` by
+# `make hub-install`); without Node.js, the Python implementation from PyPI (the `hub` extra), which
+# buffers the spawn page's progress stream (users then reload the page once their server is up).
+NPM_PROXY = HERE / "node_modules" / ".bin" / "configurable-http-proxy"
+c.ConfigurableHTTPProxy.command = [str(NPM_PROXY if NPM_PROXY.exists() else VENV / "bin" / "configurable-http-proxy")]
 c.ConfigurableHTTPProxy.pid_file = str(STATE / "jupyterhub-proxy.pid")
 
 # --- who may log in: system users (PAM: their Unix password) in one of the two groups

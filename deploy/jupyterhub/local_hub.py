@@ -141,8 +141,10 @@ def set_up(hub: Hub) -> Hub:
             shutil.copytree(REPO / "source" / name, course / "source" / name, dirs_exist_ok=True)
         run("chown", "-R", f"{instructor}:{instructor}", str(course))
         os.chmod(course, 0o700)
-        for student in hub.students:
-            instructor_nbgrader(hub, instructor, "db", "student", "add", student, f"--first-name={student}", "--last-name=Student")
+        roster = course / "students.csv"
+        roster.write_text("id,first_name,last_name,email\n" + "".join(f"{s},{s},Student,\n" for s in hub.students))
+        run("chown", f"{instructor}:{instructor}", str(roster))
+        instructor_nbgrader(hub, instructor, "db", "student", "import", roster.name)
         for name in assignments:  # registers each assignment in the gradebook (points, hidden tests)
             instructor_nbgrader(hub, instructor, "generate_assignment", name, "--force")
     return hub
