@@ -69,7 +69,8 @@ def test_exchange_round_trip_with_the_course_config(tmp_path):
     assert re.search(r"Score: \d", page), "the feedback shows no score"
     assert "<math" in page and "MathML" in page, "the feedback's math was not converted to MathML"
     # the lecture text's formulas, e.g. $\varepsilon$, no longer appear as raw LaTeX outside <math>
-    text_outside_math = re.sub(r"<math.*?</math>", "", page, flags=re.DOTALL)
+    text_outside_math = re.sub(r"<math.*?</math>|<script.*?</script>|<style.*?</style>", "", page, flags=re.DOTALL)
+    assert "$$" not in text_outside_math, "a display formula was left as raw LaTeX"
     raw = re.findall(r"\$[^$<>\n]{0,40}\\(?:varepsilon|epsilon|frac|ln|Pr)[^$<>\n]{0,40}\$", text_outside_math)
     assert not raw, f"raw LaTeX left in the feedback: {raw[:3]}"
 

@@ -4,8 +4,8 @@ nbconvert's HTML loads MathJax from a CDN, so on a course machine without intern
 feedback and formgrader pages show raw ``$e^{\\varepsilon}$``. Every current browser draws
 MathML itself (MathML Core), so converting the math once, at export time, needs nothing at
 view time: :class:`MathMLPreprocessor` rewrites ``$...$``, ``$$...$$``, ``\\(...\\)`` and
-``\\[...\\]`` in Markdown cells with ``latex2mathml`` and leaves code (fenced blocks, indented
-blocks, inline code spans) untouched. A formula latex2mathml cannot parse is left as it was.
+``\\[...\\]`` in Markdown cells with ``latex2mathml`` and leaves code (fenced blocks, inline code
+spans) untouched. A formula latex2mathml cannot parse is left as it was.
 
 It runs in ``c.GenerateFeedback.preprocessors`` (feedback HTML) and, for formgrader, in
 ``c.HTMLExporter.preprocessors`` of the instructor's Jupyter server.
@@ -21,7 +21,8 @@ from nbconvert.preprocessors import Preprocessor
 from traitlets import default
 
 # Code is protected first, then math is found, longest delimiters first.
-_CODE = re.compile(r"(^```.*?^```[ \t]*$|^~~~.*?^~~~[ \t]*$|(?:^(?: {4}|\t).*\n?)+|`[^`\n]+`)", re.MULTILINE | re.DOTALL)
+# (Indented lines are not taken for code: in the course's notes they continue a list item, formulas included.)
+_CODE = re.compile(r"(^[ \t]*```.*?^[ \t]*```[ \t]*$|^[ \t]*~~~.*?^[ \t]*~~~[ \t]*$|`[^`\n]+`)", re.MULTILINE | re.DOTALL)
 _MATH = re.compile(
     r"\$\$(?P<d1>.+?)\$\$"  # $$ display $$
     r"|\\\[(?P<d2>.+?)\\\]"  # \[ display \]
