@@ -116,6 +116,18 @@ def create_user(user: str, group: str, password: str) -> None:
     run("chpasswd", input=f"{user}:{password}\n")
 
 
+def check_reachable(hub: Hub, user: str) -> None:
+    """Fail early, and say why, if ``user`` cannot run the course's environment or read the role configs."""
+    needed = [("-x", hub.venv / "bin" / "python"), ("-r", HERE / "jupyter" / "student" / "nbgrader_config.py"), ("-r", REPO / "dplib" / "__init__.py")]
+    for flag, path in needed:
+        if subprocess.run(["runuser", "-u", user, "--", "test", flag, str(path)], capture_output=True).returncode != 0:
+            raise RuntimeError(
+                f"user {user} cannot {'run' if flag == '-x' else 'read'} {path}: every user's server runs from this "
+                f"checkout, so it and its parent folders must be readable by all (chmod o+rx), and {hub.venv} must be "
+                "built from a Python every user may execute (make hub-install HUB_PYTHON=/usr/bin/python3)"
+            )
+
+
 def set_up(hub: Hub) -> Hub:
     """Users, groups, exchange, hub state and the instructor's course folder (see the module docstring)."""
     if os.geteuid() != 0:
@@ -126,6 +138,7 @@ def set_up(hub: Hub) -> Hub:
     for user in hub.users:
         hub.passwords.setdefault(user, secrets.token_urlsafe(9))
         create_user(user, hub.instructors_group if user in hub.instructors else hub.students_group, hub.passwords[user])
+    check_reachable(hub, hub.students[0] if hub.students else hub.users[0])
     hub.exchange.mkdir(parents=True, exist_ok=True)
     os.chmod(hub.exchange, 0o1777)
     hub.state.mkdir(parents=True, exist_ok=True)
