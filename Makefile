@@ -7,7 +7,7 @@ BIN := $(CURDIR)/$(VENV)/bin
 STAMP := $(VENV)/.installed
 # JupyterHub for a class on this machine (deploy/jupyterhub/). Every user's server runs in .venv-hub,
 # built from a Python every user may execute (HUB_PYTHON; .venv's may live in root's home).
-HUB_PYTHON ?= /usr/bin/python3
+HUB_PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo $(PYTHON))
 HUB_VENV := $(CURDIR)/.venv-hub
 HUB_STAMP := .venv-hub/.installed
 # nbgrader runs `alembic` as a subprocess: the environment's bin/ must come first on PATH.
