@@ -5,11 +5,16 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
 STAMP := $(VENV)/.installed
+# JupyterHub for a class on this machine (deploy/jupyterhub/). Every user's server runs in .venv-hub,
+# built from a Python every user may execute (HUB_PYTHON; .venv's may live in root's home).
+HUB_PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo $(PYTHON))
+HUB_VENV := $(CURDIR)/.venv-hub
+HUB_STAMP := .venv-hub/.installed
 # nbgrader runs `alembic` as a subprocess: the environment's bin/ must come first on PATH.
 export PATH := $(BIN):$(PATH)
 PIP_FLAGS := --quiet --disable-pip-version-check
 
-.PHONY: install lab test test-fast demo release bench clean-venv
+.PHONY: install lab test test-fast demo release bench clean-venv hub hub-down hub-install student-repo
 
 install: $(STAMP)
 
@@ -27,7 +32,7 @@ $(STAMP): pyproject.toml scripts/jupyterlab_overrides.json
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(if $(filter 0,$(shell id -u)),--allow-root) course/syllabus.md
 
-test: $(STAMP)
+test: $(STAMP) $(HUB_STAMP)
 	$(BIN)/python -m pytest -n auto --dist loadgroup
 
 # Everything but the slow nbgrader pipeline, browser and lecture-kernel tests.
@@ -48,3 +53,28 @@ demo: $(STAMP)
 
 clean-venv:
 	rm -rf $(VENV)
+
+
+hub-install: $(HUB_STAMP)
+
+$(HUB_STAMP): pyproject.toml scripts/jupyterlab_overrides.json deploy/jupyterhub/package-lock.json
+	# the proxy from npm, as pinned (without npm, jupyterhub_config.py falls back to the PyPI one)
+	if command -v npm >/dev/null; then npm ci --prefix deploy/jupyterhub --no-audit --no-fund --loglevel=error; fi
+	$(HUB_PYTHON) -m venv $(HUB_VENV)
+	$(HUB_VENV)/bin/python -m pip install $(PIP_FLAGS) --upgrade pip
+	$(HUB_VENV)/bin/python -m pip install $(PIP_FLAGS) -e '.[hub]'
+	mkdir -p $(HUB_VENV)/share/jupyter/lab/settings
+	cp scripts/jupyterlab_overrides.json $(HUB_VENV)/share/jupyter/lab/settings/overrides.json
+	touch $(HUB_STAMP)
+
+# Try the hub: one instructor and two made-up students (needs root: it creates system users);
+# prints the URL and the logins. `make hub-down` removes those users again.
+hub: $(STAMP) $(HUB_STAMP)
+	$(BIN)/python deploy/jupyterhub/local_hub.py up
+
+hub-down: $(STAMP)
+	$(BIN)/python deploy/jupyterhub/local_hub.py down
+
+# A repository for students: release/, course/, dplib and its install files, never source/.
+student-repo: $(STAMP)
+	$(BIN)/python scripts/make_student_repo.py build/student-repo

@@ -1,11 +1,17 @@
 """nbgrader configuration of the course (read by every `nbgrader` command run from this folder)."""
 
+import os
+
 c = get_config()  # noqa: F821 (provided by nbgrader)
 
 c.CourseDirectory.course_id = "dp-course"
-c.CourseDirectory.root = "."
+# The folder of this file, absolute: "." makes every command warn "root '.' is not absolute",
+# and a copy of the course (the hub's, a test's) finds its own folder.
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))  # noqa: F821 (__file__ set by traitlets)
 
 # Only notebooks (and what they truly need) go to students: nothing else from source/.
+# The exchange copies with the same patterns: no "*.txt", or `collect` drops the submission's
+# timestamp.txt and `release_feedback` fails. Notes for instructors go in *.md, never *.txt.
 c.CourseDirectory.ignore = [
     ".ipynb_checkpoints",
     "*.pyc",
@@ -13,7 +19,6 @@ c.CourseDirectory.ignore = [
     "feedback",
     ".*",
     "*.md",
-    "*.txt",
     "*.db",
     "*.log",
     "*.bak",
@@ -64,4 +69,5 @@ c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     "dplib.grading.preprocessors.HideHiddenTests",
+    "dplib.grading.mathml.MathMLPreprocessor",  # math renders offline (no MathJax CDN)
 ]

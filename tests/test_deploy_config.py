@@ -1,0 +1,107 @@
+"""The deployments in deploy/ parse and agree: one machine (jupyterhub_config.py) and Kubernetes (values.yaml).
+
+No hub or cluster runs here (tests/test_hub_e2e.py runs the one-machine hub): these checks catch a
+values file that no longer parses, names another environment, or drifts from the roles, the
+extensions and the exchange of the hub that the browser test proves.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from traitlets.config import Config
+
+DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
+ROLES = DEPLOY / "jupyterhub" / "jupyter"
+INSTRUCTOR_ONLY = ("formgrader", "course_list")
+EVERYONE = ("assignment_list", "validate_assignment")
+
+
+@pytest.fixture(scope="module")
+def values() -> dict:
+    return yaml.safe_load((DEPLOY / "kubernetes" / "values.yaml").read_text())
+
+
+@pytest.fixture(scope="module")
+def hub_config() -> Config:
+    """deploy/jupyterhub/jupyterhub_config.py executed as JupyterHub would, with its default settings."""
+    config = Config()
+    path = DEPLOY / "jupyterhub" / "jupyterhub_config.py"
+    namespace = {"get_config": lambda: config, "__file__": str(path)}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)  # noqa: S102 (our own config file)
+    config.namespace = namespace
+    return config
+
+
+def server_extensions(role: str) -> dict[str, bool]:
+    config = json.loads((ROLES / role / "jupyter_server_config.json").read_text())
+    return {name.rsplit(".", 1)[1]: on for name, on in config["ServerApp"]["jpserver_extensions"].items()}
+
+
+def lab_disabled(role: str) -> dict[str, bool]:
+    return json.loads((ROLES / role / "labconfig" / "page_config.json").read_text())["disabledExtensions"]
+
+
+def test_students_get_assignment_list_and_validate_only():
+    students, instructors = server_extensions("student"), server_extensions("instructor")
+    assert all(students[name] for name in EVERYONE) and not any(students[name] for name in INSTRUCTOR_ONLY)
+    assert all(instructors[name] for name in EVERYONE + INSTRUCTOR_ONLY)
+    assert lab_disabled("student") == {f"@jupyter/nbgrader:{p}": True for p in ("formgrader", "create-assignment", "course-list")}
+    assert not any(lab_disabled("instructor").values())
+
+
+def test_one_machine_hub_settings(hub_config):
+    assert hub_config.JupyterHub.bind_url.startswith("http://127.0.0.1:")
+    assert hub_config.JupyterHub.authenticator_class == "pam"
+    assert hub_config.Spawner.cmd[0].endswith(".venv-hub/bin/jupyterhub-singleuser")
+    assert hub_config.Spawner.environment["DP_EXCHANGE_ROOT"] == "/srv/nbgrader/exchange"
+    assert hub_config.ConfigurableHTTPProxy.command[0].endswith("/configurable-http-proxy")
+    lock = json.loads((DEPLOY / "jupyterhub" / "package-lock.json").read_text())
+    pinned = json.loads((DEPLOY / "jupyterhub" / "package.json").read_text())["dependencies"]["configurable-http-proxy"]
+    assert lock["packages"]["node_modules/configurable-http-proxy"]["version"] == pinned
+    assert hub_config.namespace["role_of"]("nobody-in-a-group-that-does-not-exist") == "student"
+
+
+def test_values_parse_and_name_the_course_image(values):
+    image = values["singleuser"]["image"]
+    assert image["name"].endswith("/dp-course-singleuser") and image["tag"]
+    dockerfile = (DEPLOY / "kubernetes" / "Dockerfile").read_text()
+    assert "pip install --no-cache-dir -e '.[hub]'" in dockerfile, "the image is not the course's environment"
+    assert "source/" in (DEPLOY / "kubernetes" / "Dockerfile.dockerignore").read_text().splitlines()
+    assert values["singleuser"]["defaultUrl"] == "/lab"
+    assert values["singleuser"]["cmd"] == "jupyterhub-singleuser"
+
+
+def test_values_mount_the_same_exchange(values, hub_config):
+    exchange = hub_config.Spawner.environment["DP_EXCHANGE_ROOT"]
+    assert values["singleuser"]["extraEnv"]["DP_EXCHANGE_ROOT"] == exchange
+    mounts = {m["name"]: m["mountPath"] for m in values["singleuser"]["storage"]["extraVolumeMounts"]}
+    volumes = {v["name"]: v for v in values["singleuser"]["storage"]["extraVolumes"]}
+    assert mounts["nbgrader-exchange"] == exchange
+    claim = volumes["nbgrader-exchange"]["persistentVolumeClaim"]["claimName"]
+    pvc = yaml.safe_load((DEPLOY / "kubernetes" / "exchange-pvc.yaml").read_text())
+    assert pvc["metadata"]["name"] == claim and pvc["spec"]["accessModes"] == ["ReadWriteMany"]
+
+
+def test_values_give_the_same_roles(values):
+    code = values["hub"]["config"] and values["hub"]["extraConfig"]["dp-course-roles"]
+    config = Config()
+    namespace = {"c": config}
+    exec(compile(code, "values.yaml:dp-course-roles", "exec"), namespace)  # noqa: S102
+    hook = config.KubeSpawner.pre_spawn_hook
+
+    class Spawner:
+        def __init__(self, name):
+            self.user = type("User", (), {"name": name})()
+            self.environment = {"DP_EXCHANGE_ROOT": "/srv/nbgrader/exchange"}
+
+    for name, role in (("instructor1", "instructor"), ("student1", "student")):
+        spawner = Spawner(name)
+        hook(spawner)
+        path = spawner.environment["JUPYTER_CONFIG_PATH"]
+        assert path == f"/opt/dp-course/deploy/jupyterhub/jupyter/{role}"
+        assert (ROLES / role).is_dir(), f"{path} is not in the repository (the image copies it to /opt/dp-course)"
+    assert values["hub"]["config"]["Authenticator"]["admin_users"] == [], "instructors must not be hub admins"
