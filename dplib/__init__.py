@@ -17,6 +17,18 @@ from dplib.channels import (
     krr_probabilities,
     rr_channel,
 )
+from dplib.composition import (
+    BudgetExceededError,
+    PrivacyAccountant,
+    above_threshold,
+    above_threshold_probabilities,
+    averaging_attack,
+    averaging_attack_tail,
+    histogram_sensitivity,
+    noisy_histogram,
+    parallel_epsilon,
+    sequential_epsilon,
+)
 from dplib.estimators import (
     ConfidenceInterval,
     estimate_black_fraction,
