@@ -194,9 +194,10 @@ class PrivacyAccountant:
 
     By sequential composition the total privacy cost of all answers is the sum of their
     epsilons; the accountant refuses any query that would take that sum over ``budget``.
-    A refused query costs nothing and leaves the accountant unchanged. Spends are summed
-    with ``math.fsum`` and compared with a relative tolerance of ``TOLERANCE`` (1e-9), so
-    three spends of 0.1 fit a budget of 0.3 although ``0.1 + 0.1 + 0.1 > 0.3`` in floats.
+    A refused query costs nothing and leaves the accountant unchanged. The total is compared
+    with the budget up to a relative tolerance ``TOLERANCE`` (1e-9), so three spends of 0.1 fit
+    a budget of 0.3 although ``0.1 + 0.1 + 0.1 > 0.3`` in floats (even with ``math.fsum``); the
+    rounding of n additions is about n units in the last place, far below that tolerance.
 
     Parameters
     ----------
@@ -220,12 +221,12 @@ class PrivacyAccountant:
 
     def __init__(self, budget: float):
         self.budget = check_epsilon(budget, "budget")
-        self._spends: list[float] = []
+        self._spent = 0.0
 
     @property
     def spent(self) -> float:
         """Total epsilon spent so far (accepted spends only)."""
-        return math.fsum(self._spends)
+        return self._spent
 
     @property
     def remaining(self) -> float:
@@ -235,13 +236,13 @@ class PrivacyAccountant:
     def spend(self, epsilon: float) -> None:
         """Charge ``epsilon`` to the budget, or raise :class:`BudgetExceededError` and charge nothing."""
         epsilon = check_epsilon(epsilon)
-        total = math.fsum([*self._spends, epsilon])
+        total = self._spent + epsilon
         if total > self.budget * (1 + self.TOLERANCE):
             raise BudgetExceededError(
                 f"spending epsilon {epsilon!r} would exceed the budget {self.budget!r} "
                 f"({round(self.spent, 12)!r} spent, {round(self.remaining, 12)!r} left)"
             )
-        self._spends.append(epsilon)
+        self._spent = total
 
     def __repr__(self) -> str:
         return f"PrivacyAccountant(budget={self.budget!r}, spent={self.spent!r})"
