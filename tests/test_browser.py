@@ -27,6 +27,7 @@ pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[1]
 LECTURE = REPO / "course" / "02_laplace.ipynb"
+COMPOSITION_LECTURE = REPO / "course" / "07_composition.ipynb"
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 # As root, on a machine with no network but the package registries: no sandbox, no GPU,
 # and none of Chromium's background connections.
@@ -68,10 +69,11 @@ def free_port() -> int:
 
 @pytest.fixture
 def jupyter_lab(tmp_path):
-    """A JupyterLab server on a free localhost port, serving a temp copy of one lecture; killed afterwards."""
+    """A JupyterLab server on a free localhost port, serving temp copies of the lectures under test; killed afterwards."""
     root = tmp_path / "course"
     root.mkdir()
-    shutil.copy(LECTURE, root / LECTURE.name)
+    for lecture in (LECTURE, COMPOSITION_LECTURE):
+        shutil.copy(lecture, root / lecture.name)
     port, token = free_port(), "dp-course-browser-test"
     # a fresh user-settings folder that answers the "Jupyter news?" toast in advance
     notification = tmp_path / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
@@ -205,3 +207,72 @@ def test_lecture_runs_and_slider_redraws_the_figure(jupyter_lab, tmp_path):
     assert changed.mean() > 0.01, "the explorer's figure did not change after moving epsilon"
     epsilon = float(shown.split("(epsilon = ")[1].split(")")[0])
     assert 0.1 <= epsilon < 1.0, f"expected a smaller epsilon after dragging left, got {shown!r}"
+
+
+def open_and_run(page, url: str, token: str, lecture: Path) -> None:
+    """Open a lecture in JupyterLab, wait for its kernel, run every cell."""
+    page.goto(f"{url}/lab/tree/{lecture.name}?token={token}")
+    page.wait_for_function(
+        """() => {
+            const app = window.jupyterapp;
+            const panel = app && app.shell.currentWidget;
+            const kernel = panel && panel.sessionContext && panel.sessionContext.session
+                && panel.sessionContext.session.kernel;
+            return kernel && kernel.status === 'idle';
+        }"""
+    )
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+
+def drag_slider(page, label: str, dx: float) -> None:
+    """Drag the handle of the slider whose description contains ``label`` by ``dx`` pixels."""
+    handle = page.locator(".widget-hslider", has_text=label).locator(".noUi-handle").first
+    handle.scroll_into_view_if_needed()
+    box = handle.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + dx, y, steps=6)
+    page.mouse.up()
+
+
+def test_composition_lecture_runs_and_budget_slider_redraws_the_figure(jupyter_lab, tmp_path):
+    """Check that lecture 7 runs in JupyterLab and raising the budget redraws the averaging explorer."""
+    sync_playwright = sync_playwright_or_skip()
+    url, token, _ = jupyter_lab
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            page.set_default_timeout(STEP_TIMEOUT_MS)
+            open_and_run(page, url, token, COMPOSITION_LECTURE)
+            image = page.locator("img.widget-image").first
+            image.wait_for(state="visible")
+            readout = page.locator(".widget-html-content", has_text="accountant with budget").first
+            readout.wait_for(state="visible")
+            assert "accountant with budget 5: answers 10 and refuses 190" in readout.inner_text()
+            image.scroll_into_view_if_needed()
+            before_src = image.get_attribute("src")
+            before = png_pixels(image.screenshot())
+
+            drag_slider(page, "budget", 60)  # a larger budget: the accountant answers more queries
+
+            page.wait_for_function(
+                "([old]) => { const img = document.querySelector('img.widget-image'); return img && img.src !== old; }",
+                arg=[before_src],
+            )
+            page.wait_for_function(
+                "() => !document.querySelector('.widget-html-content')?.textContent.includes('with budget 5:')"
+            )
+            page.wait_for_timeout(500)  # let the last update of the drag arrive
+            after = png_pixels(image.screenshot())
+            shown = readout.inner_text()
+            save_screenshot(page, tmp_path, "browser_averaging_explorer.png")
+        finally:
+            browser.close()
+    assert before.shape == after.shape
+    changed = np.abs(before - after).sum(axis=2) > 0
+    assert changed.mean() > 0.005, "the explorer's figure did not change after moving the budget"
+    budget = float(shown.split("accountant with budget ")[1].split(":")[0])
+    answered = int(shown.split(": answers ")[1].split(" ")[0])
+    assert budget > 5 and answered > 10, f"expected a larger budget and more answers after dragging right, got {shown!r}"

@@ -20,6 +20,7 @@ ASSIGNMENTS = [
     "04_generalized_rr",
     "05_estimation",
     "06_exponential_fairness",
+    "07_composition",
 ]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
