@@ -26,10 +26,13 @@ from matplotlib.figure import Figure
 from dplib._validation import check_epsilon, check_finite, check_positive_int, check_sensitivity
 from dplib.composition import BudgetExceededError, PrivacyAccountant, averaging_attack_tail, sequential_epsilon
 
-__all__ = ["AveragingView", "averaging_view", "AveragingExplorer"]
+__all__ = ["AveragingView", "averaging_view", "AveragingExplorer", "EPSILONS", "BUDGETS"]
 
 DPI = 100
 MAX_QUERIES = 2_000
+#: The choices of the epsilon and budget sliders: round numbers, so k x epsilon is easy to check by hand.
+EPSILONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
+BUDGETS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
 
 
 @dataclass(frozen=True)
@@ -103,10 +106,12 @@ def averaging_view(k: int, epsilon: float, budget: float, *, sensitivity: float 
     )
 
 
-def _log_slider(description: str, value: float, low: float, high: float) -> widgets.FloatLogSlider:
-    return widgets.FloatLogSlider(value=value, base=10, min=math.log10(low), max=math.log10(high), step=0.01,
-                                  description=description, readout_format=".3g", style={"description_width": "initial"},
-                                  layout={"width": "300px"})
+def _choice_slider(description: str, value: float, options: tuple[float, ...]) -> widgets.SelectionSlider:
+    """A slider over round numbers (a log slider would show 0.501 for 0.5 once the browser snaps it to its grid)."""
+    if value not in options:
+        raise ValueError(f"{description} must be one of {list(options)}, got {value!r}")
+    return widgets.SelectionSlider(options=list(options), value=value, description=description,
+                                   style={"description_width": "initial"}, layout={"width": "300px"})
 
 
 class AveragingExplorer:
@@ -116,7 +121,8 @@ class AveragingExplorer:
     truth +/- two standard deviations of the mean (band), and the queries the accountant refuses
     (shaded). The readout gives the total epsilon without a budget and what the accountant says.
 
-    Controls: ``k``, ``epsilon``, ``budget``, ``seed``. Set ``.value`` on one and read ``.view``.
+    Controls: ``k`` (1 to 2,000), ``epsilon`` (one of :data:`EPSILONS`), ``budget`` (one of
+    :data:`BUDGETS`), ``seed``. Set ``.value`` on one and read ``.view``.
 
     Examples
     --------
@@ -135,8 +141,8 @@ class AveragingExplorer:
         self.true_value, self.sensitivity = float(true_value), float(sensitivity)
         self.k = widgets.IntSlider(value=k, min=1, max=MAX_QUERIES, step=1, description="k queries",
                                    style={"description_width": "initial"}, layout={"width": "300px"})
-        self.epsilon = _log_slider("epsilon per query", epsilon, 0.01, 10.0)
-        self.budget = _log_slider("budget", budget, 0.1, 100.0)
+        self.epsilon = _choice_slider("epsilon per query", epsilon, EPSILONS)
+        self.budget = _choice_slider("budget", budget, BUDGETS)
         self.seed = widgets.BoundedIntText(value=seed, min=0, max=2**31 - 1, description="seed",
                                            style={"description_width": "initial"}, layout={"width": "140px"})
         self.controls = {"k": self.k, "epsilon": self.epsilon, "budget": self.budget, "seed": self.seed}

@@ -112,6 +112,13 @@ def test_epsilon_slider_changes_the_noise():
     assert explorer.ax.get_ylim() == pytest.approx((100 - 2.5, 100 + 2.5))
 
 
+def test_sliders_offer_round_numbers_only():
+    explorer = AveragingExplorer(epsilon=0.5, budget=5.0)
+    assert 0.5 in explorer.epsilon.options and 5.0 in explorer.budget.options
+    with pytest.raises(ValueError, match="budget must be one of"):
+        AveragingExplorer(budget=4.0)
+
+
 def test_seed_changes_only_the_draws():
     explorer = AveragingExplorer(k=50, seed=0)
     answers, answered = explorer.view.answers.copy(), explorer.view.answered
