@@ -30,9 +30,9 @@ lab: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n auto --dist loadgroup
 
-# Everything but the slow nbgrader pipeline and browser tests.
+# Everything but the slow nbgrader pipeline, browser and lecture-kernel tests.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not pipeline and not browser"
+	$(BIN)/python -m pytest -n auto --dist loadgroup -m "not pipeline and not browser and not lecture"
 
 # Regenerate release/ from source/ (commit the result).
 release: $(STAMP)

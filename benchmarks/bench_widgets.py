@@ -1,4 +1,4 @@
-"""Update time of the lecture explorers (dplib.widgets), headless.
+"""Update time of the lecture explorers (one module per lecture under dplib/widgets/), headless.
 
 One update is everything between a control's value change and the new PNG in the
 explorer's ``Image`` widget: recompute the view from dplib's pure functions, move the
@@ -30,7 +30,12 @@ import pandas as pd  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from dplib.widgets import EstimationExplorer, FairnessExplorer, ImageExplorer, LaplaceExplorer  # noqa: E402
+from dplib.widgets.approximate_dp import CompositionExplorer  # noqa: E402
+from dplib.widgets.composition import AveragingExplorer  # noqa: E402
+from dplib.widgets.estimation import EstimationExplorer  # noqa: E402
+from dplib.widgets.fairness import FairnessExplorer  # noqa: E402
+from dplib.widgets.laplace import LaplaceExplorer  # noqa: E402
+from dplib.widgets.randomized_response import ImageExplorer  # noqa: E402
 
 TARGET_MEDIAN_MS = 100.0
 
@@ -60,10 +65,13 @@ def time_updates(explorer, control: str, count: int, clock) -> np.ndarray:
 
 
 def cases():
+    """(name, factory, controls to sweep) per explorer; a new lecture's explorer adds one line here."""
     yield "LaplaceExplorer", lambda: LaplaceExplorer(value=19815.0), ["epsilon", "sensitivity"]
     yield "ImageExplorer", ImageExplorer, ["alpha", "beta"]
     yield "EstimationExplorer", EstimationExplorer, ["epsilon", "n"]
     yield "FairnessExplorer", FairnessExplorer, ["epsilon", "Blue size", "Red base rate"]
+    yield "AveragingExplorer", AveragingExplorer, ["k"]
+    yield "CompositionExplorer", CompositionExplorer, ["epsilon", "k"]
 
 
 def main(argv=None) -> int:

@@ -1,8 +1,50 @@
 """dplib: the helper package of the hands-on differential privacy course.
 
-Mechanisms, estimators, parameter conversions, datasets, plots, widgets and
-autograder helpers. Everything a notebook needs is re-exported here.
+``import dplib`` is the front door: a notebook needs nothing else from dplib.
+
+Re-exported here, imported with the package (numpy, pandas and scipy only):
+
+- mechanisms: ``laplace_mech``, ``noisy_average``, ``coin_rr``, ``rand_resp``,
+  ``privatize_image``, ``k_rand_resp``, ``exponential_mechanism``, ``report_noisy_max_gumbel``;
+- their parameters: ``laplace_scale``, ``laplace_tail``, ``laplace_interval``,
+  ``clipped_sum_sensitivity``, ``proportion_sensitivity``, ``score_sensitivity_of_proportion``,
+  ``get_p_q``, ``krr_probabilities``, ``alpha_beta_to_p_q``, ``rr_channel``, ``krr_channel``,
+  ``exponential_probabilities``;
+- epsilon of a mechanism, named ``<mechanism>_epsilon`` (``channel_epsilon``,
+  ``alpha_beta_epsilon``, ``uniform_noise_epsilon``, ``COIN_RR_EPSILON``; ``get_epsilon`` is
+  binary randomized response's, under the name of the 04 exercise API) and the privacy loss
+  (``privacy_loss_per_output``, ``laplace_privacy_loss``, ``max_privacy_loss``, ``satisfies_dp``);
+- estimators: ``estimate_proportion_coin``, ``estimate_black_fraction``, ``estimate_count``,
+  ``estimate_count_std``, ``rr_confidence_interval``, ``ConfidenceInterval``,
+  ``estimate_crosstab``, ``estimate_krr_counts``, ``krr_count_std``, ``project_to_simplex``;
+- experiments: ``krr_error_vs_epsilon`` (alias ``error_vs_epsilon``, the 05 exercise API),
+  ``theoretical_krr_errors``, ``apportion``, ``group_outcome_probabilities``;
+- approximate DP (08): ``gaussian_sigma``, ``analytic_gaussian_sigma``, ``gaussian_delta``,
+  ``gaussian_mech``, ``l2_sensitivity_of_histogram``, ``zcdp_rho``, ``zcdp_to_epsilon``,
+  ``advanced_composition_epsilon``; learning on privatized data: ``adult_learning_data``,
+  ``privatize_columns``, ``train_and_score``, ``private_accuracy``;
+- composition and budgets (07): ``sequential_epsilon``, ``parallel_epsilon``, ``histogram_sensitivity``,
+  ``noisy_histogram``, ``averaging_attack``, ``averaging_attack_tail``, ``PrivacyAccountant``,
+  ``BudgetExceededError``, ``above_threshold``, ``above_threshold_probabilities``;
+- attacks: ``uniqueness``, ``reidentify``, ``differencing_attack``;
+- data: ``load_adult``, ``load_adult_with_pii``, ``load_voter_roll``, ``age_sex_categories``,
+  ``demo_picture``.
+
+Modules, each importable by its own name (``import dplib.privacy_loss``). Three are loaded
+on first use, so ``import dplib`` does not pay for matplotlib and ipywidgets:
+
+- ``dplib.plotting``: plot helpers (matplotlib);
+- ``dplib.widgets``: the lecture explorers (ipywidgets);
+- ``dplib.testing``: the checks of autograder test cells (``check_*``, ``testing.disabled``, ``testing.quiet``).
+
+The others: ``datasets``, ``laplace``, ``randomized_response``, ``kary_randomized_response``,
+``channels``, ``estimators``, ``kary_estimators``, ``experiments``, ``exponential``,
+``fairness``, ``privacy_loss``, ``attacks``, ``images``, ``composition``, ``gaussian``, ``learning``;
+``dplib.grading`` holds the
+instructor's grading tools and is never imported by a notebook.
 """
+
+import importlib
 
 from dplib import datasets
 from dplib.attacks import differencing_attack, reidentify, uniqueness
@@ -29,19 +71,17 @@ from dplib.composition import (
     parallel_epsilon,
     sequential_epsilon,
 )
+from dplib.datasets import age_sex_categories, load_adult, load_adult_with_pii, load_voter_roll
 from dplib.estimators import (
     ConfidenceInterval,
     estimate_black_fraction,
     estimate_count,
     estimate_count_std,
     estimate_crosstab,
-    estimate_krr_counts,
     estimate_proportion_coin,
-    krr_count_std,
-    project_to_simplex,
     rr_confidence_interval,
 )
-from dplib.experiments import error_vs_epsilon, theoretical_krr_errors
+from dplib.experiments import apportion, error_vs_epsilon, krr_error_vs_epsilon, theoretical_krr_errors
 from dplib.exponential import (
     exponential_mechanism,
     exponential_probabilities,
@@ -49,18 +89,45 @@ from dplib.exponential import (
     score_sensitivity_of_proportion,
 )
 from dplib.fairness import group_outcome_probabilities
+from dplib.gaussian import (
+    advanced_composition_epsilon,
+    analytic_gaussian_sigma,
+    gaussian_delta,
+    gaussian_mech,
+    gaussian_sigma,
+    l2_sensitivity_of_histogram,
+    zcdp_rho,
+    zcdp_to_epsilon,
+)
+from dplib.images import demo_picture
+from dplib.kary_estimators import estimate_krr_counts, krr_count_std, project_to_simplex
 from dplib.kary_randomized_response import k_rand_resp
 from dplib.laplace import (
     clipped_sum_sensitivity,
     laplace_interval,
     laplace_mech,
+    laplace_privacy_loss,
     laplace_scale,
     laplace_tail,
     noisy_average,
     proportion_sensitivity,
     uniform_noise_epsilon,
 )
-from dplib.privacy_loss import max_privacy_loss, privacy_loss, satisfies_dp
+from dplib.learning import adult_learning_data, private_accuracy, privatize_columns, train_and_score
+from dplib.privacy_loss import max_privacy_loss, privacy_loss_per_output, satisfies_dp
 from dplib.randomized_response import coin_rr, privatize_image, rand_resp
 
 __version__ = "0.1.0"
+
+#: Submodules loaded on first attribute access (``dplib.widgets``), to keep ``import dplib`` fast.
+_LAZY_MODULES = ("plotting", "widgets", "testing")
+
+
+def __getattr__(name: str):
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"dplib.{name}")  # also binds dplib.<name>
+    raise AttributeError(f"module 'dplib' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *_LAZY_MODULES})

@@ -1,4 +1,7 @@
-"""Input checks shared by every dplib function: one helper per kind of parameter.
+"""Input validators shared by every dplib function: one helper per kind of parameter.
+
+They are named ``_require_<kind>`` (private to dplib, like SciPy's ``_<func>_iv``): the
+word ``check_*`` belongs to the test checks of :mod:`dplib.testing`.
 
 Each helper returns the value in the form the caller needs (a float, an int, an
 array) and raises ``ValueError`` whose message names the parameter, the allowed
@@ -25,7 +28,7 @@ def _as_real(value, name: str, requirement: str) -> float:
     return float(value)
 
 
-def check_epsilon(epsilon, name: str = "epsilon") -> float:
+def _require_epsilon(epsilon, name: str = "epsilon") -> float:
     """Return ``epsilon`` as a float; it must be finite and > 0."""
     requirement = "a finite number > 0"
     value = _as_real(epsilon, name, requirement)
@@ -34,7 +37,7 @@ def check_epsilon(epsilon, name: str = "epsilon") -> float:
     return value
 
 
-def check_sensitivity(sensitivity, name: str = "sensitivity") -> float:
+def _require_sensitivity(sensitivity, name: str = "sensitivity") -> float:
     """Return ``sensitivity`` as a float; it must be finite and >= 0."""
     requirement = "a finite number >= 0"
     value = _as_real(sensitivity, name, requirement)
@@ -43,7 +46,7 @@ def check_sensitivity(sensitivity, name: str = "sensitivity") -> float:
     return value
 
 
-def check_probability(probability, name: str) -> float:
+def _require_probability(probability, name: str) -> float:
     """Return ``probability`` as a float; it must lie in [0, 1]."""
     requirement = "a probability in [0, 1]"
     value = _as_real(probability, name, requirement)
@@ -52,7 +55,7 @@ def check_probability(probability, name: str) -> float:
     return value
 
 
-def check_open_probability(probability, name: str) -> float:
+def _require_open_probability(probability, name: str) -> float:
     """Return ``probability`` as a float; it must lie strictly between 0 and 1."""
     requirement = "a number strictly between 0 and 1"
     value = _as_real(probability, name, requirement)
@@ -61,7 +64,7 @@ def check_open_probability(probability, name: str) -> float:
     return value
 
 
-def check_finite(value, name: str) -> float:
+def _require_finite(value, name: str) -> float:
     """Return ``value`` as a float; it must be a finite number."""
     requirement = "a finite number"
     result = _as_real(value, name, requirement)
@@ -70,12 +73,12 @@ def check_finite(value, name: str) -> float:
     return result
 
 
-def check_nonnegative(value, name: str) -> float:
+def _require_nonnegative(value, name: str) -> float:
     """Return ``value`` as a float; it must be finite and >= 0."""
-    return check_sensitivity(value, name)
+    return _require_sensitivity(value, name)
 
 
-def check_positive_int(value, name: str, minimum: int = 1) -> int:
+def _require_positive_int(value, name: str, minimum: int = 1) -> int:
     """Return ``value`` as an int; it must be an integer >= ``minimum``."""
     requirement = f"an integer >= {minimum}"
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -86,12 +89,12 @@ def check_positive_int(value, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
-def check_k(k, name: str = "k") -> int:
+def _require_k(k, name: str = "k") -> int:
     """Return the number of categories ``k`` as an int; it must be an integer >= 2."""
-    return check_positive_int(k, name, minimum=2)
+    return _require_positive_int(k, name, minimum=2)
 
 
-def check_numeric_array(values, name: str) -> np.ndarray:
+def _require_numeric_array(values, name: str) -> np.ndarray:
     """Return ``values`` as a float array with no NaN or infinity."""
     array = np.asarray(values)
     if array.dtype.kind not in "biuf":  # bool, int, unsigned, float: not complex, object or text
@@ -102,7 +105,7 @@ def check_numeric_array(values, name: str) -> np.ndarray:
     return array
 
 
-def check_binary(values, name: str = "x") -> np.ndarray:
+def _require_binary(values, name: str = "x") -> np.ndarray:
     """Return ``values`` as an array of 0/1 ints; anything else is an error."""
     array = np.asarray(values)
     if array.dtype == bool:
@@ -115,7 +118,7 @@ def check_binary(values, name: str = "x") -> np.ndarray:
     return array.astype(np.int8, copy=False)
 
 
-def check_categories(categories, k: int, name: str = "categories") -> np.ndarray:
+def _require_categories(categories, k: int, name: str = "categories") -> np.ndarray:
     """Return ``categories`` as an int array; every entry must be an integer in 0..k-1."""
     array = np.asarray(categories)
     if array.dtype == object or not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
@@ -132,9 +135,9 @@ def check_categories(categories, k: int, name: str = "categories") -> np.ndarray
     return array
 
 
-def check_probability_vector(probabilities, name: str) -> np.ndarray:
+def _require_probability_vector(probabilities, name: str) -> np.ndarray:
     """Return a 1-D float array of probabilities (entries in [0, 1])."""
-    array = check_numeric_array(probabilities, name)
+    array = _require_numeric_array(probabilities, name)
     if array.ndim != 1 or array.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D array, got shape {array.shape}")
     if (array < 0).any() or (array > 1 + 1e-12).any():

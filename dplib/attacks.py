@@ -9,7 +9,7 @@ import pandas as pd
 __all__ = ["uniqueness", "reidentify", "differencing_attack"]
 
 
-def _check_columns(df: pd.DataFrame, columns: Sequence[str], name: str) -> list[str]:
+def _require_columns(df: pd.DataFrame, columns: Sequence[str], name: str) -> list[str]:
     if isinstance(columns, str):
         columns = [columns]
     columns = list(columns)
@@ -30,7 +30,7 @@ def uniqueness(df: pd.DataFrame, columns: Sequence[str]) -> float:
     >>> uniqueness(table, ["zip", "age"])
     0.5
     """
-    columns = _check_columns(df, columns, "columns")
+    columns = _require_columns(df, columns, "columns")
     if len(df) == 0:
         raise ValueError("df must have at least one row")
     return float((~df.duplicated(columns, keep=False)).mean())
@@ -56,8 +56,8 @@ def reidentify(deidentified: pd.DataFrame, auxiliary: pd.DataFrame, keys: Sequen
       Zip  DOB income Name
     0  01    1      a  Ann
     """
-    keys = _check_columns(deidentified, keys, "keys")
-    _check_columns(auxiliary, [*keys, "Name"], "keys")
+    keys = _require_columns(deidentified, keys, "keys")
+    _require_columns(auxiliary, [*keys, "Name"], "keys")
     unique_rows = deidentified[~deidentified.duplicated(keys, keep=False)]
     unique_names = auxiliary.loc[~auxiliary.duplicated(keys, keep=False), [*keys, "Name"]]
     index_name = unique_rows.index.name or "index"
@@ -77,7 +77,7 @@ def differencing_attack(df: pd.DataFrame, name: str) -> bool:
     >>> differencing_attack(people, "Ann"), differencing_attack(people, "Bob")
     (True, False)
     """
-    _check_columns(df, ["Name", "income"], "df")
+    _require_columns(df, ["Name", "income"], "df")
     matches = int((df["Name"] == name).sum())
     if matches != 1:
         raise ValueError(f"name must match exactly one row, got {name!r} matching {matches}")

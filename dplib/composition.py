@@ -13,17 +13,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import integrate, stats
+from scipy import integrate, special
 
 from dplib._validation import (
-    check_categories,
-    check_epsilon,
-    check_finite,
-    check_k,
-    check_nonnegative,
-    check_numeric_array,
-    check_positive_int,
-    check_sensitivity,
+    _require_categories,
+    _require_epsilon,
+    _require_finite,
+    _require_k,
+    _require_nonnegative,
+    _require_numeric_array,
+    _require_positive_int,
+    _require_sensitivity,
 )
 
 __all__ = [
@@ -43,7 +43,7 @@ HISTOGRAM_SENSITIVITY = {"add_remove": 1, "substitute": 2}
 
 
 def _check_epsilons(epsilons) -> np.ndarray:
-    array = check_numeric_array(epsilons, "epsilons").ravel()
+    array = _require_numeric_array(epsilons, "epsilons").ravel()
     if (array < 0).any():
         raise ValueError(f"epsilons must be finite numbers >= 0, got {array[array < 0][0].item()!r}")
     return array
@@ -126,9 +126,9 @@ def noisy_histogram(categories, k: int, epsilon: float, rng=None) -> np.ndarray:
     >>> noisy_histogram([0, 0, 2], k=3, epsilon=1.0, rng=np.random.default_rng(0)).round(2)
     array([ 2.32, -0.62, -1.5 ])
     """
-    k = check_k(k)
-    epsilon = check_epsilon(epsilon)
-    counts = np.bincount(check_categories(categories, k).ravel(), minlength=k)
+    k = _require_k(k)
+    epsilon = _require_epsilon(epsilon)
+    counts = np.bincount(_require_categories(categories, k).ravel(), minlength=k)
     rng = np.random.default_rng(rng)
     return counts + rng.laplace(0.0, 1.0 / epsilon, size=k)
 
@@ -148,9 +148,9 @@ def averaging_attack(true_value: float, sensitivity: float, epsilon: float, k: i
     >>> round(averaging_attack(40.0, 1.0, 0.5, k=10_000, rng=np.random.default_rng(0)), 2)
     40.0
     """
-    true_value = check_finite(true_value, "true_value")
-    scale = check_sensitivity(sensitivity) / check_epsilon(epsilon)
-    k = check_positive_int(k, "k")
+    true_value = _require_finite(true_value, "true_value")
+    scale = _require_sensitivity(sensitivity) / _require_epsilon(epsilon)
+    k = _require_positive_int(k, "k")
     rng = np.random.default_rng(rng)
     return float(true_value + rng.laplace(0.0, scale, size=k).mean())
 
@@ -173,15 +173,16 @@ def averaging_attack_tail(t: float, sensitivity: float, epsilon: float, k: int) 
     >>> round(averaging_attack_tail(2.0, 1.0, 0.5, k=1), 4)
     0.3679
     """
-    t = check_nonnegative(t, "t")
-    scale = check_sensitivity(sensitivity) / check_epsilon(epsilon)
-    k = check_positive_int(k, "k")
+    t = _require_nonnegative(t, "t")
+    scale = _require_sensitivity(sensitivity) / _require_epsilon(epsilon)
+    k = _require_positive_int(k, "k")
     if t == 0.0 or scale == 0.0:
         return 1.0 if t == 0.0 else 0.0
-    gamma = stats.gamma(k, scale=scale)
-    low, high = gamma.ppf(1e-16), gamma.isf(1e-16)  # G_2 lies outside with probability 2e-16
-    one_side, _ = integrate.quad(lambda g: gamma.sf(k * t + g) * gamma.pdf(g), low, high,
-                                 points=[gamma.mean()], epsabs=1e-13, limit=200)
+    # Gamma(k, b): survival function Q(k, x / b), density exp((k - 1) ln x - x / b - ln Gamma(k) - k ln b).
+    sf = lambda x: special.gammaincc(k, x / scale)  # noqa: E731
+    pdf = lambda x: math.exp((k - 1) * math.log(x) - x / scale - special.gammaln(k) - k * math.log(scale))  # noqa: E731
+    low, high = scale * special.gammaincinv(k, 1e-16), scale * special.gammainccinv(k, 1e-16)  # G_2 is outside w.p. 2e-16
+    one_side, _ = integrate.quad(lambda g: sf(k * t + g) * pdf(g), low, high, points=[k * scale], epsabs=1e-13, limit=200)
     return min(1.0, 2.0 * one_side)
 
 
@@ -220,7 +221,7 @@ class PrivacyAccountant:
     TOLERANCE = 1e-9
 
     def __init__(self, budget: float):
-        self.budget = check_epsilon(budget, "budget")
+        self.budget = _require_epsilon(budget, "budget")
         self._spent = 0.0
 
     @property
@@ -235,7 +236,7 @@ class PrivacyAccountant:
 
     def spend(self, epsilon: float) -> None:
         """Charge ``epsilon`` to the budget, or raise :class:`BudgetExceededError` and charge nothing."""
-        epsilon = check_epsilon(epsilon)
+        epsilon = _require_epsilon(epsilon)
         total = self._spent + epsilon
         if total > self.budget * (1 + self.TOLERANCE):
             raise BudgetExceededError(
@@ -287,8 +288,8 @@ def above_threshold(queries, threshold: float, epsilon: float, rng=None) -> int:
     2
     """
     queries = _check_queries(queries)
-    threshold = check_finite(threshold, "threshold")
-    epsilon = check_epsilon(epsilon)
+    threshold = _require_finite(threshold, "threshold")
+    epsilon = _require_epsilon(epsilon)
     rng = np.random.default_rng(rng)
     noisy_threshold = threshold + rng.laplace(0.0, 2.0 / epsilon)
     above = queries + rng.laplace(0.0, 4.0 / epsilon, size=queries.size) >= noisy_threshold
@@ -312,15 +313,16 @@ def above_threshold_probabilities(queries, threshold: float, epsilon: float, gri
     array([0.5, 0.5])
     """
     queries = _check_queries(queries)
-    threshold = check_finite(threshold, "threshold")
-    epsilon = check_epsilon(epsilon)
+    threshold = _require_finite(threshold, "threshold")
+    epsilon = _require_epsilon(epsilon)
     threshold_scale, query_scale = 2.0 / epsilon, 4.0 / epsilon
     r = np.linspace(-40 * threshold_scale, 40 * threshold_scale, grid)
     density = np.exp(-np.abs(r) / threshold_scale) / (2 * threshold_scale)
     above = _laplace_sf(threshold + r[None, :] - queries[:, None], query_scale)
     none_before = np.cumprod(np.vstack([np.ones_like(r), 1.0 - above]), axis=0)
     outcomes = np.vstack([above * none_before[:-1], none_before[-1:]])  # first above at i, or none
-    probabilities = integrate.trapezoid(outcomes * density, r, axis=1)
+    weighted = outcomes * density
+    probabilities = ((weighted[:, 1:] + weighted[:, :-1]) / 2).sum(axis=1) * (r[1] - r[0])  # trapezoid rule
     return probabilities / probabilities.sum()
 
 
@@ -331,7 +333,7 @@ def _laplace_sf(x: np.ndarray, scale: float) -> np.ndarray:
 
 
 def _check_queries(queries) -> np.ndarray:
-    queries = check_numeric_array(queries, "queries")
+    queries = _require_numeric_array(queries, "queries")
     if queries.ndim != 1:
         raise ValueError(f"queries must be a 1-D array, got shape {queries.shape}")
     return queries

@@ -1,7 +1,9 @@
-"""Estimators that turn randomized reports back into statistics you can trust.
+"""Estimators that turn binary randomized reports back into statistics you can trust.
 
 Randomized response distorts the data in a known way, so each estimator inverts the
-*expected* distortion: it is unbiased, and its spread is known in closed form.
+*expected* distortion: it is unbiased, and its spread is known in closed form. The
+k-ary counterparts (k-RR counts, their spread, the projection onto the simplex) are in
+:mod:`dplib.kary_estimators`.
 """
 
 from __future__ import annotations
@@ -10,19 +12,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy.special import ndtri
 
 from dplib._validation import (
-    check_binary,
-    check_categories,
-    check_k,
-    check_nonnegative,
-    check_numeric_array,
-    check_open_probability,
-    check_positive_int,
-    check_probability,
+    _require_binary,
+    _require_open_probability,
+    _require_positive_int,
+    _require_probability,
 )
-from dplib.channels import alpha_beta_to_p_q, krr_probabilities, rr_channel
+from dplib.channels import rr_channel
 
 __all__ = [
     "estimate_proportion_coin",
@@ -31,9 +29,6 @@ __all__ = [
     "estimate_count_std",
     "rr_confidence_interval",
     "ConfidenceInterval",
-    "estimate_krr_counts",
-    "krr_count_std",
-    "project_to_simplex",
     "estimate_crosstab",
 ]
 
@@ -50,7 +45,7 @@ def estimate_proportion_coin(responses) -> float:
     >>> estimate_proportion_coin([1, 0, 0, 1])
     0.5
     """
-    responses = check_binary(responses, "responses")
+    responses = _require_binary(responses, "responses")
     if responses.size == 0:
         raise ValueError("responses must not be empty")
     return 2.0 * float(responses.mean()) - 0.5
@@ -69,17 +64,22 @@ def estimate_black_fraction(private_image, alpha: float, beta: float) -> float:
     >>> estimate_black_fraction([[1, 0], [0, 1]], alpha=0.5, beta=0.5)
     0.5
     """
-    alpha = check_probability(alpha, "alpha")
-    beta = check_probability(beta, "beta")
+    alpha = _require_probability(alpha, "alpha")
+    beta = _require_probability(beta, "beta")
     if alpha == 0:
         raise ValueError("alpha must be > 0 to estimate anything (alpha = 0 discards every pixel), got 0")
-    pixels = check_binary(private_image, "private_image")
+    pixels = _require_binary(private_image, "private_image")
     if pixels.size == 0:
         raise ValueError("private_image must not be empty")
-    return (float(pixels.mean()) - (1 - alpha) * beta) / alpha
+    return _unbias_black_fraction(float(pixels.mean()), alpha, beta)
 
 
-def _check_informative(p: float, q: float) -> float:
+def _unbias_black_fraction(observed: float, alpha: float, beta: float) -> float:
+    """``(observed - (1 - alpha) beta) / alpha`` for checked arguments (used by the image widget too)."""
+    return (observed - (1 - alpha) * beta) / alpha
+
+
+def _require_informative(p: float, q: float) -> float:
     """Return ``p + q - 1``; zero means the output does not depend on the input."""
     gain = p + q - 1.0
     if abs(gain) < 1e-12:
@@ -102,10 +102,10 @@ def estimate_count(responses, p: float, q: float) -> float:
     >>> estimate_count([1, 1, 1, 0], p=0.75, q=0.75)
     4.0
     """
-    p = check_probability(p, "p")
-    q = check_probability(q, "q")
-    gain = _check_informative(p, q)
-    responses = check_binary(responses, "responses")
+    p = _require_probability(p, "p")
+    q = _require_probability(q, "q")
+    gain = _require_informative(p, q)
+    responses = _require_binary(responses, "responses")
     n = responses.size
     if n == 0:
         raise ValueError("responses must not be empty")
@@ -130,11 +130,11 @@ def estimate_count_std(n: int, fraction: float, p: float, q: float) -> float:
     >>> round(estimate_count_std(10_000, 0.3, 0.75, 0.75), 3)
     86.603
     """
-    n = check_positive_int(n, "n")
-    fraction = check_probability(fraction, "fraction")
-    p = check_probability(p, "p")
-    q = check_probability(q, "q")
-    gain = _check_informative(p, q)
+    n = _require_positive_int(n, "n")
+    fraction = _require_probability(fraction, "fraction")
+    p = _require_probability(p, "p")
+    q = _require_probability(q, "q")
+    gain = _require_informative(p, q)
     variance = n * (fraction * p * (1 - p) + (1 - fraction) * q * (1 - q))
     return float(np.sqrt(variance) / abs(gain))
 
@@ -174,92 +174,13 @@ def rr_confidence_interval(responses, p: float, q: float, alpha: float = 0.05) -
     >>> bool(low < 3000 < high)
     True
     """
-    alpha = check_open_probability(alpha, "alpha")
+    alpha = _require_open_probability(alpha, "alpha")
     center = estimate_count(responses, p, q)
     n = np.size(responses)
     fraction = min(max(center / n, 0.0), 1.0)
     spread = estimate_count_std(n, fraction, p, q)
-    z = stats.norm.isf(alpha / 2)
+    z = -ndtri(alpha / 2)  # the normal quantile z_{1-alpha/2}, as scipy.stats.norm.isf(alpha / 2)
     return ConfidenceInterval(center - z * spread, center + z * spread)
-
-
-def estimate_krr_counts(reports, k: int, epsilon: float) -> np.ndarray:
-    r"""Unbiased counts of each category from k-ary randomized response reports.
-
-    Notes
-    -----
-    With :math:`c_j` reports of value j out of n,
-    :math:`E[c_j] = p\,n_j + q\,(n - n_j)`, hence
-
-    .. math:: \hat n_j = \frac{c_j - q\,n}{p - q}.
-
-    Estimates may be negative; see :func:`project_to_simplex`.
-
-    Examples
-    --------
-    >>> import math
-    >>> estimate_krr_counts([0, 0, 1, 2], k=3, epsilon=math.log(2))
-    array([4., 0., 0.])
-    """
-    p, q = krr_probabilities(k, epsilon)
-    k = check_k(k)
-    reports = check_categories(reports, k, "reports").ravel()
-    observed = np.bincount(reports, minlength=k)
-    return (observed - q * reports.size) / (p - q)
-
-
-def krr_count_std(true_counts, epsilon: float) -> np.ndarray:
-    r"""Standard deviation of each :func:`estimate_krr_counts` entry for the given true counts.
-
-    Notes
-    -----
-    :math:`\mathrm{Var}(c_j) = n_j p(1-p) + (n-n_j) q(1-q)` and
-    :math:`\mathrm{sd}(\hat n_j) = \sqrt{\mathrm{Var}(c_j)} / (p - q)`.
-
-    Examples
-    --------
-    >>> import math
-    >>> krr_count_std([50, 50], epsilon=math.log(3)).round(3)
-    array([8.66, 8.66])
-    """
-    true_counts = check_numeric_array(true_counts, "true_counts")
-    k = check_k(true_counts.size, "len(true_counts)")
-    p, q = krr_probabilities(k, epsilon)
-    n = true_counts.sum()
-    variance = true_counts * p * (1 - p) + (n - true_counts) * q * (1 - q)
-    return np.sqrt(variance) / (p - q)
-
-
-def project_to_simplex(counts, total: float) -> np.ndarray:
-    r"""Euclidean projection of ``counts`` onto ``{x : x >= 0, sum(x) = total}``.
-
-    The closest valid histogram to a noisy estimate: unlike clipping negatives to 0,
-    it keeps the total and shrinks every entry by the same amount before clipping.
-
-    Notes
-    -----
-    The solution is :math:`x_i = \max(v_i - \theta, 0)` with the threshold
-    :math:`\theta` found by sorting (Held et al. 1974; Duchi et al. 2008;
-    Wang & Carreira-Perpiñán 2013, "Projection onto the probability simplex").
-
-    Examples
-    --------
-    >>> project_to_simplex([5.0, -1.0, 2.0], total=6.0)
-    array([4.5, 0. , 1.5])
-    """
-    values = check_numeric_array(counts, "counts")
-    if values.ndim != 1 or values.size == 0:
-        raise ValueError(f"counts must be a non-empty 1-D array, got shape {values.shape}")
-    total = check_nonnegative(total, "total")
-    descending = np.sort(values)[::-1]
-    cumulative = np.cumsum(descending) - total
-    ranks = np.arange(1, values.size + 1)
-    # Rank 1 always qualifies (its margin is total >= 0), but with total = 0, or a total
-    # lost to rounding beside huge entries, the strict test finds none: fall back to it.
-    positive = np.nonzero(descending - cumulative / ranks > 0)[0]
-    last_positive = positive[-1] if positive.size else 0
-    theta = cumulative[last_positive] / (last_positive + 1)
-    return np.maximum(values - theta, 0.0)
 
 
 def estimate_crosstab(reports_a, reports_b, pq_a, pq_b) -> pd.DataFrame:
@@ -290,16 +211,16 @@ def estimate_crosstab(reports_a, reports_b, pq_a, pq_b) -> pd.DataFrame:
     >>> table.values.sum()
     np.float64(4.0)
     """
-    a = check_binary(reports_a, "reports_a").ravel()
-    b = check_binary(reports_b, "reports_b").ravel()
+    a = _require_binary(reports_a, "reports_a").ravel()
+    b = _require_binary(reports_b, "reports_b").ravel()
     if a.size != b.size:
         raise ValueError(f"reports_a and reports_b must have the same length, got {a.size} and {b.size}")
     channels = []
     for name, pq in (("pq_a", pq_a), ("pq_b", pq_b)):
         if np.ndim(pq) != 1 or len(pq) != 2:
             raise ValueError(f"{name} must be a pair (p, q), got {pq!r}")
-        p, q = (check_probability(v, f"{name}[{i}]") for i, v in enumerate(pq))
-        _check_informative(p, q)
+        p, q = (_require_probability(v, f"{name}[{i}]") for i, v in enumerate(pq))
+        _require_informative(p, q)
         channels.append(rr_channel(p, q))
     observed = np.bincount(2 * a + b, minlength=4).astype(float)
     joint = np.kron(channels[0], channels[1])

@@ -1,4 +1,9 @@
-"""Repeated simulations: how error behaves over many independent trials."""
+"""Simulations: how the error of k-RR count estimates behaves over many trials, and populations to run them on.
+
+Names say which mechanism they simulate: :func:`krr_error_vs_epsilon` and
+:func:`theoretical_krr_errors` are about k-ary randomized response only.
+``error_vs_epsilon`` is the same function under the name the 05 exercise API uses.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +11,14 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from dplib._validation import check_epsilon, check_numeric_array, check_positive_int
+from dplib._validation import _require_epsilon, _require_numeric_array, _require_positive_int
 from dplib.channels import krr_channel
-from dplib.estimators import estimate_krr_counts, krr_count_std
+from dplib.kary_estimators import estimate_krr_counts, krr_count_std
 
-__all__ = ["error_vs_epsilon", "theoretical_krr_errors"]
+__all__ = ["krr_error_vs_epsilon", "error_vs_epsilon", "theoretical_krr_errors", "apportion"]
 
 
-def error_vs_epsilon(true_counts, epsilons, trials: int, rng=None, progress: bool = False) -> pd.DataFrame:
+def krr_error_vs_epsilon(true_counts, epsilons, trials: int, rng=None, progress: bool = False) -> pd.DataFrame:
     r"""L1 and L2 error of k-RR count estimates, mean and spread over ``trials`` trials per epsilon.
 
     Parameters
@@ -44,18 +49,18 @@ def error_vs_epsilon(true_counts, epsilons, trials: int, rng=None, progress: boo
 
     Examples
     --------
-    >>> table = error_vs_epsilon([8196, 14831, 6499, 15696], [0.5, 2.0], trials=20, rng=0)
+    >>> table = krr_error_vs_epsilon([8196, 14831, 6499, 15696], [0.5, 2.0], trials=20, rng=0)
     >>> list(table.columns)
     ['l1_mean', 'l1_std', 'l2_mean', 'l2_std']
     >>> bool(table.loc[0.5, "l1_mean"] > table.loc[2.0, "l1_mean"])
     True
     """
-    truth = check_numeric_array(true_counts, "true_counts")
+    truth = _require_numeric_array(true_counts, "true_counts")
     if truth.ndim != 1 or truth.size < 2 or (truth < 0).any() or (truth != np.round(truth)).any():
         raise ValueError("true_counts must be a 1-D array of at least 2 non-negative integer counts")
     truth = truth.astype(np.int64)
-    trials = check_positive_int(trials, "trials", minimum=2)
-    epsilons = [check_epsilon(e, "epsilons") for e in np.atleast_1d(epsilons)]
+    trials = _require_positive_int(trials, "trials", minimum=2)
+    epsilons = [_require_epsilon(e, "epsilons") for e in np.atleast_1d(epsilons)]
     rng = np.random.default_rng(rng)
     k = truth.size
     rows = []
@@ -70,6 +75,11 @@ def error_vs_epsilon(true_counts, epsilons, trials: int, rng=None, progress: boo
         rows.append((epsilon, *errors.mean(axis=0), *errors.std(axis=0, ddof=1)))
     table = pd.DataFrame(rows, columns=["epsilon", "l1_mean", "l2_mean", "l1_std", "l2_std"])
     return table.set_index("epsilon")[["l1_mean", "l1_std", "l2_mean", "l2_std"]]
+
+
+#: The 05 exercise API's name for :func:`krr_error_vs_epsilon` (the same function object,
+#: so ``dplib.testing.disabled(dplib.error_vs_epsilon)`` switches both off).
+error_vs_epsilon = krr_error_vs_epsilon
 
 
 def theoretical_krr_errors(true_counts, epsilons) -> pd.DataFrame:
@@ -92,3 +102,20 @@ def theoretical_krr_errors(true_counts, epsilons) -> pd.DataFrame:
         sigma = krr_count_std(true_counts, float(epsilon))
         rows.append((float(epsilon), np.sqrt(2 / np.pi) * sigma.sum(), np.sqrt((sigma**2).sum())))
     return pd.DataFrame(rows, columns=["epsilon", "l1_mean", "l2_mean"]).set_index("epsilon")
+
+
+def apportion(weights, n: int) -> np.ndarray:
+    """Split ``n`` people into integer counts proportional to ``weights`` (largest remainders).
+
+    Examples
+    --------
+    >>> apportion([8196, 14831, 6499, 15696], 100).tolist()
+    [18, 33, 14, 35]
+    """
+    weights = _require_numeric_array(weights, "weights")
+    n = _require_positive_int(n, "n")
+    exact = weights / weights.sum() * n
+    counts = np.floor(exact).astype(np.int64)
+    remainders = exact - counts
+    counts[np.argsort(-remainders, kind="stable")[: n - counts.sum()]] += 1
+    return counts

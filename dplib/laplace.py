@@ -14,13 +14,13 @@ import numpy as np
 
 from dplib._arrays import as_output
 from dplib._validation import (
-    check_epsilon,
-    check_finite,
-    check_nonnegative,
-    check_numeric_array,
-    check_open_probability,
-    check_positive_int,
-    check_sensitivity,
+    _require_epsilon,
+    _require_finite,
+    _require_nonnegative,
+    _require_numeric_array,
+    _require_open_probability,
+    _require_positive_int,
+    _require_sensitivity,
 )
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "proportion_sensitivity",
     "noisy_average",
     "uniform_noise_epsilon",
+    "laplace_privacy_loss",
 ]
 
 
@@ -43,7 +44,7 @@ def laplace_scale(sensitivity: float, epsilon: float) -> float:
     >>> laplace_scale(2.0, 0.5)
     4.0
     """
-    return check_sensitivity(sensitivity) / check_epsilon(epsilon)
+    return _require_sensitivity(sensitivity) / _require_epsilon(epsilon)
 
 
 def laplace_mech(value, sensitivity: float, epsilon: float, rng=None):
@@ -93,7 +94,7 @@ def laplace_mech(value, sensitivity: float, epsilon: float, rng=None):
     10.64
     """
     scale = laplace_scale(sensitivity, epsilon)
-    value = check_numeric_array(value, "value")
+    value = _require_numeric_array(value, "value")
     rng = np.random.default_rng(rng)
     noise = _laplace_noise(rng, scale, value.shape)
     noise += value
@@ -137,7 +138,7 @@ def laplace_tail(t: float, sensitivity: float, epsilon: float) -> float:
     >>> round(laplace_tail(4.0, sensitivity=2.0, epsilon=0.5), 4)
     0.3679
     """
-    t = check_nonnegative(t, "t")
+    t = _require_nonnegative(t, "t")
     scale = laplace_scale(sensitivity, epsilon)
     if scale == 0.0:
         return 1.0 if t == 0.0 else 0.0
@@ -157,7 +158,7 @@ def laplace_interval(sensitivity: float, epsilon: float, alpha: float) -> float:
     >>> round(laplace_interval(sensitivity=1.0, epsilon=0.5, alpha=0.05), 4)
     5.9915
     """
-    alpha = check_open_probability(alpha, "alpha")
+    alpha = _require_open_probability(alpha, "alpha")
     return laplace_scale(sensitivity, epsilon) * math.log(1.0 / alpha)
 
 
@@ -172,7 +173,7 @@ def clipped_sum_sensitivity(lower: float, upper: float) -> float:
     >>> clipped_sum_sensitivity(-5, 3)
     5.0
     """
-    lower, upper = _check_bounds(lower, upper)
+    lower, upper = _require_bounds(lower, upper)
     return max(abs(lower), abs(upper))
 
 
@@ -187,7 +188,7 @@ def proportion_sensitivity(n: int) -> float:
     >>> proportion_sensitivity(200)
     0.005
     """
-    return 1.0 / check_positive_int(n, "n")
+    return 1.0 / _require_positive_int(n, "n")
 
 
 def noisy_average(values, lower: float, upper: float, epsilon: float, rng=None) -> float:
@@ -208,9 +209,9 @@ def noisy_average(values, lower: float, upper: float, epsilon: float, rng=None) 
     >>> round(noisy_average(ages, 0, 100, epsilon=1.0, rng=np.random.default_rng(2)))
     54
     """
-    lower, upper = _check_bounds(lower, upper)
-    epsilon = check_epsilon(epsilon)
-    values = check_numeric_array(values, "values").ravel()
+    lower, upper = _require_bounds(lower, upper)
+    epsilon = _require_epsilon(epsilon)
+    values = _require_numeric_array(values, "values").ravel()
     rng = np.random.default_rng(rng)
     clipped = np.clip(values, lower, upper)
     noisy_sum = laplace_mech(clipped.sum(), clipped_sum_sensitivity(lower, upper), epsilon / 2, rng=rng)
@@ -233,9 +234,43 @@ def uniform_noise_epsilon() -> float:
     return math.inf
 
 
-def _check_bounds(lower, upper) -> tuple[float, float]:
-    lower = check_finite(lower, "lower")
-    upper = check_finite(upper, "upper")
+def laplace_privacy_loss(outputs, value_d: float, value_d_prime: float, scale: float) -> np.ndarray:
+    r"""Privacy loss ``ln(p_D(y) / p_D'(y))`` of each output y, for true answers ``value_d``, ``value_d_prime``.
+
+    Parameters
+    ----------
+    outputs : array_like of float
+        Noisy answers y at which to evaluate the loss.
+    value_d, value_d_prime : float
+        The true answers f(D) and f(D') on two neighbouring datasets.
+    scale : float
+        Laplace scale b (e.g. :func:`laplace_scale`), finite and > 0.
+
+    Notes
+    -----
+    With densities :math:`\frac{1}{2b} e^{-|y - f(D)|/b}` and :math:`b = \Delta f/\varepsilon`,
+
+    .. math:: L(y) = \frac{|y - f(D')| - |y - f(D)|}{b},
+
+    which by the triangle inequality never exceeds :math:`|f(D) - f(D')|/b \le \varepsilon`
+    in size, and reaches it for every output outside the interval between the two answers.
+    The discrete counterpart is :func:`dplib.privacy_loss.privacy_loss_per_output`.
+
+    Examples
+    --------
+    >>> laplace_privacy_loss([-5.0, 0.5, 5.0], 0.0, 1.0, scale=2.0)
+    array([ 0.5,  0. , -0.5])
+    """
+    outputs = _require_numeric_array(outputs, "outputs")
+    value_d = _require_finite(value_d, "value_d")
+    value_d_prime = _require_finite(value_d_prime, "value_d_prime")
+    scale = _require_epsilon(scale, "scale")  # the same rule: a finite number > 0
+    return (np.abs(outputs - value_d_prime) - np.abs(outputs - value_d)) / scale
+
+
+def _require_bounds(lower, upper) -> tuple[float, float]:
+    lower = _require_finite(lower, "lower")
+    upper = _require_finite(upper, "upper")
     if lower > upper:
         raise ValueError(f"lower must be <= upper, got lower={lower!r}, upper={upper!r}")
     return lower, upper

@@ -1,26 +1,32 @@
-"""The privacy loss between two output distributions, and the epsilon-DP check."""
+"""The privacy loss between two output distributions, and the epsilon-DP check.
+
+The loss of one output y is ``ln(P[M(D)=y] / P[M(D')=y])`` (:func:`privacy_loss_per_output`);
+epsilon-DP bounds its size by epsilon for every output and pair of neighbours
+(:func:`max_privacy_loss`, :func:`satisfies_dp`). The Laplace mechanism's loss on a
+continuum of outputs is :func:`dplib.laplace.laplace_privacy_loss`.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from dplib._validation import check_epsilon, check_probability_vector
+from dplib._validation import _require_epsilon, _require_probability_vector
 
-__all__ = ["privacy_loss", "max_privacy_loss", "satisfies_dp"]
+__all__ = ["privacy_loss_per_output", "max_privacy_loss", "satisfies_dp"]
 
 #: Slack for floating-point rounding when comparing a loss with epsilon.
 DP_TOLERANCE = 1e-12
 
 
-def _check_pair(p_d, p_d_prime) -> tuple[np.ndarray, np.ndarray]:
-    p_d = check_probability_vector(p_d, "p_d")
-    p_d_prime = check_probability_vector(p_d_prime, "p_d_prime")
+def _require_pair(p_d, p_d_prime) -> tuple[np.ndarray, np.ndarray]:
+    p_d = _require_probability_vector(p_d, "p_d")
+    p_d_prime = _require_probability_vector(p_d_prime, "p_d_prime")
     if p_d.shape != p_d_prime.shape:
         raise ValueError(f"p_d and p_d_prime must cover the same outputs, got lengths {p_d.size} and {p_d_prime.size}")
     return p_d, p_d_prime
 
 
-def privacy_loss(p_d, p_d_prime) -> np.ndarray:
+def privacy_loss_per_output(p_d, p_d_prime) -> np.ndarray:
     r"""Privacy loss ``ln(P[M(D)=y] / P[M(D')=y])`` of each output y.
 
     Outputs impossible under both give NaN (they carry no loss); an output possible
@@ -28,10 +34,10 @@ def privacy_loss(p_d, p_d_prime) -> np.ndarray:
 
     Examples
     --------
-    >>> privacy_loss([0.75, 0.25], [0.25, 0.75]).round(4)
+    >>> privacy_loss_per_output([0.75, 0.25], [0.25, 0.75]).round(4)
     array([ 1.0986, -1.0986])
     """
-    p_d, p_d_prime = _check_pair(p_d, p_d_prime)
+    p_d, p_d_prime = _require_pair(p_d, p_d_prime)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log(p_d) - np.log(p_d_prime)
 
@@ -54,7 +60,7 @@ def max_privacy_loss(p_d, p_d_prime) -> float:
     >>> max_privacy_loss([1.0, 0.0], [0.5, 0.5])
     inf
     """
-    losses = privacy_loss(p_d, p_d_prime)
+    losses = privacy_loss_per_output(p_d, p_d_prime)
     losses = np.abs(losses[~np.isnan(losses)])
     return float(losses.max(initial=0.0))
 
@@ -70,5 +76,5 @@ def satisfies_dp(p_d, p_d_prime, epsilon: float) -> bool:
     >>> satisfies_dp([0.75, 0.25], [0.25, 0.75], math.log(2.999))
     False
     """
-    epsilon = check_epsilon(epsilon)
+    epsilon = _require_epsilon(epsilon)
     return max_privacy_loss(p_d, p_d_prime) <= epsilon + DP_TOLERANCE

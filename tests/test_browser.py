@@ -28,6 +28,7 @@ pytestmark = pytest.mark.browser
 REPO = Path(__file__).resolve().parents[1]
 LECTURE = REPO / "course" / "02_laplace.ipynb"
 COMPOSITION_LECTURE = REPO / "course" / "07_composition.ipynb"
+APPROXIMATE_DP_LECTURE = REPO / "course" / "08_approximate_dp.ipynb"
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 # As root, on a machine with no network but the package registries: no sandbox, no GPU,
 # and none of Chromium's background connections.
@@ -68,12 +69,15 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def jupyter_lab(tmp_path):
-    """A JupyterLab server on a free localhost port, serving temp copies of the lectures under test; killed afterwards."""
+def jupyter_lab(tmp_path, request):
+    """A JupyterLab server on a free localhost port, serving a temp copy of one lecture; killed afterwards.
+
+    The lecture is ``LECTURE`` unless a test passes another one (``indirect=True``).
+    """
+    lecture = getattr(request, "param", LECTURE)
     root = tmp_path / "course"
     root.mkdir()
-    for lecture in (LECTURE, COMPOSITION_LECTURE):
-        shutil.copy(lecture, root / lecture.name)
+    shutil.copy(lecture, root / lecture.name)
     port, token = free_port(), "dp-course-browser-test"
     # a fresh user-settings folder that answers the "Jupyter news?" toast in advance
     notification = tmp_path / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
@@ -209,8 +213,8 @@ def test_lecture_runs_and_slider_redraws_the_figure(jupyter_lab, tmp_path):
     assert 0.1 <= epsilon < 1.0, f"expected a smaller epsilon after dragging left, got {shown!r}"
 
 
-def open_and_run(page, url: str, token: str, lecture: Path) -> None:
-    """Open a lecture in JupyterLab, wait for its kernel, run every cell."""
+def run_lecture_in_lab(page, url: str, token: str, lecture: Path) -> None:
+    """Open ``lecture`` in JupyterLab, wait for its kernel, and run all its cells."""
     page.goto(f"{url}/lab/tree/{lecture.name}?token={token}")
     page.wait_for_function(
         """() => {
@@ -222,6 +226,56 @@ def open_and_run(page, url: str, token: str, lecture: Path) -> None:
         }"""
     )
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+
+@pytest.mark.parametrize("jupyter_lab", [APPROXIMATE_DP_LECTURE], indirect=True, ids=["08_approximate_dp"])
+def test_composition_explorer_redraws_when_k_moves(jupyter_lab, tmp_path):
+    """Check that lecture 08 runs in JupyterLab and dragging the k slider redraws the composition explorer."""
+    sync_playwright = sync_playwright_or_skip()
+    url, token, _ = jupyter_lab
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            page.set_default_timeout(STEP_TIMEOUT_MS)
+            run_lecture_in_lab(page, url, token, APPROXIMATE_DP_LECTURE)
+            image = page.locator("img.widget-image").first
+            image.wait_for(state="visible")
+            readout = page.locator(".widget-html-content", has_text="total epsilon").first
+            readout.wait_for(state="visible")
+            assert "100 queries" in readout.inner_text()
+            image.scroll_into_view_if_needed()
+            before_src = image.get_attribute("src")
+            before = png_pixels(image.screenshot())
+
+            # drag the k slider's handle to the right (more queries)
+            handle = page.locator(".widget-hslider", has_text="k queries").locator(".noUi-handle").first
+            box = handle.bounding_box()
+            x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+            page.mouse.move(x, y)
+            page.mouse.down()
+            page.mouse.move(x + 80, y, steps=6)
+            page.mouse.up()
+
+            page.wait_for_function(
+                "([old]) => { const img = document.querySelector('img.widget-image'); return img && img.src !== old; }",
+                arg=[before_src],
+            )
+            page.wait_for_function(
+                "() => ![...document.querySelectorAll('.widget-html-content')]"
+                ".some(e => e.textContent.includes('100 queries,'))"
+            )
+            page.wait_for_timeout(500)  # let the last update of the drag arrive
+            after = png_pixels(image.screenshot())
+            shown = readout.inner_text()
+            save_screenshot(page, tmp_path, "browser_composition_explorer.png")
+        finally:
+            browser.close()
+    assert before.shape == after.shape
+    changed = np.abs(before - after).sum(axis=2) > 0
+    assert changed.mean() > 0.001, "the explorer's figure did not change after moving k"
+    k = int(shown.split(" queries")[0].split()[-1])
+    assert k > 100, f"expected more queries after dragging right, got {shown!r}"
 
 
 def drag_slider(page, label: str, dx: float) -> None:
@@ -236,8 +290,9 @@ def drag_slider(page, label: str, dx: float) -> None:
     page.mouse.up()
 
 
-def test_composition_lecture_runs_and_budget_slider_redraws_the_figure(jupyter_lab, tmp_path):
-    """Check that lecture 7 runs in JupyterLab and raising the budget redraws the averaging explorer."""
+@pytest.mark.parametrize("jupyter_lab", [COMPOSITION_LECTURE], indirect=True, ids=["07_composition"])
+def test_averaging_explorer_redraws_when_the_budget_moves(jupyter_lab, tmp_path):
+    """Check that lecture 07 runs in JupyterLab and raising the budget redraws the averaging explorer."""
     sync_playwright = sync_playwright_or_skip()
     url, token, _ = jupyter_lab
     with sync_playwright() as playwright:
@@ -245,7 +300,7 @@ def test_composition_lecture_runs_and_budget_slider_redraws_the_figure(jupyter_l
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 1000})
             page.set_default_timeout(STEP_TIMEOUT_MS)
-            open_and_run(page, url, token, COMPOSITION_LECTURE)
+            run_lecture_in_lab(page, url, token, COMPOSITION_LECTURE)
             image = page.locator("img.widget-image").first
             image.wait_for(state="visible")
             readout = page.locator(".widget-html-content", has_text="accountant with budget").first

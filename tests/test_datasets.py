@@ -36,12 +36,12 @@ def adult():
 
 
 @pytest.fixture(scope="module")
-def train_raw():
+def raw_train_split():
     return load_adult(split="train", dropna=False)
 
 
 @pytest.fixture(scope="module")
-def test_raw():
+def raw_test_split():
     return load_adult(split="test", dropna=False)
 
 
@@ -81,33 +81,33 @@ def test_clean_train_and_test_has_45222_rows(adult):
     assert adult.index.equals(pd.RangeIndex(45_222))
 
 
-def test_train_split_raw_has_32561_rows(train_raw):
-    assert len(train_raw) == 32_561
-    assert train_raw.isna().any(axis=1).sum() > 0  # missing values kept, as NaN
-    assert not (train_raw.astype(str) == "?").any().any()
+def test_train_split_raw_has_32561_rows(raw_train_split):
+    assert len(raw_train_split) == 32_561
+    assert raw_train_split.isna().any(axis=1).sum() > 0  # missing values kept, as NaN
+    assert not (raw_train_split.astype(str) == "?").any().any()
 
 
-def test_test_split_raw_has_16281_rows(test_raw):
-    assert len(test_raw) == 16_281
+def test_test_split_raw_has_16281_rows(raw_test_split):
+    assert len(raw_test_split) == 16_281
     assert len(load_adult(dropna=False)) == 32_561 + 16_281
 
 
-def test_sales_count_in_train(train_raw):
-    assert (train_raw["occupation"] == "Sales").sum() == 3_650
+def test_sales_count_in_train(raw_train_split):
+    assert (raw_train_split["occupation"] == "Sales").sum() == 3_650
 
 
-def test_age_40_or_more_in_train(train_raw):
-    assert (train_raw["age"] >= 40).sum() == 14_237
+def test_age_40_or_more_in_train(raw_train_split):
+    assert (raw_train_split["age"] >= 40).sum() == 14_237
 
 
 def test_median_age_of_the_clean_rows(adult):
     assert adult["age"].median() == 37
 
 
-def test_labels_are_normalised_in_both_splits(train_raw, test_raw):
-    assert set(train_raw["income"]) == {"<=50K", ">50K"}
-    assert set(test_raw["income"]) == {"<=50K", ">50K"}  # adult.test writes "<=50K." and ">50K."
-    assert not test_raw["income"].str.endswith(".").any()
+def test_labels_are_normalised_in_both_splits(raw_train_split, raw_test_split):
+    assert set(raw_train_split["income"]) == {"<=50K", ">50K"}
+    assert set(raw_test_split["income"]) == {"<=50K", ">50K"}  # adult.test writes "<=50K." and ">50K."
+    assert not raw_test_split["income"].str.endswith(".").any()
 
 
 def test_values_have_no_leading_spaces(adult):
@@ -121,9 +121,9 @@ def test_numeric_columns_are_numbers(adult):
         assert pd.api.types.is_integer_dtype(adult[column]), column
 
 
-def test_clean_train_split(train_raw):
+def test_clean_train_split(raw_train_split):
     clean = load_adult(split="train")
-    assert len(clean) == len(train_raw.dropna())
+    assert len(clean) == len(raw_train_split.dropna())
     assert clean.index.equals(pd.RangeIndex(len(clean)))
 
 
@@ -158,10 +158,10 @@ def test_age_sex_categories_formula():
 # --- made-up people -------------------------------------------------------------------------------------
 
 
-def test_pii_has_one_person_per_train_row(people, train_raw):
+def test_pii_has_one_person_per_train_row(people, raw_train_split):
     assert len(people) == 32_561
     assert list(people.columns[:4]) == ["Name", "DOB", "SSN", "Zip"]
-    pd.testing.assert_frame_equal(people[ADULT_COLUMNS], train_raw)
+    pd.testing.assert_frame_equal(people[ADULT_COLUMNS], raw_train_split)
 
 
 def test_pii_names_and_ssns_are_unique(people):

@@ -1,4 +1,4 @@
-"""Tests for dplib.estimators: unbiased estimates from randomized reports, their spread,
+"""Tests for dplib.estimators and dplib.kary_estimators: unbiased estimates from randomized reports, their spread,
 confidence intervals, the simplex projection and the 2x2 crosstab.
 
 "Unbiased" is checked by simulation: the mean over many independent trials must lie
@@ -17,6 +17,7 @@ from scipy import optimize, stats
 
 import dplib
 from dplib import estimators as estimators_module
+from dplib import kary_estimators as kary_estimators_module
 from dplib.channels import krr_probabilities, rr_channel
 from dplib.estimators import (
     ConfidenceInterval,
@@ -24,12 +25,10 @@ from dplib.estimators import (
     estimate_count,
     estimate_count_std,
     estimate_crosstab,
-    estimate_krr_counts,
     estimate_proportion_coin,
-    krr_count_std,
-    project_to_simplex,
     rr_confidence_interval,
 )
+from dplib.kary_estimators import estimate_krr_counts, krr_count_std, project_to_simplex
 from dplib.images import demo_picture
 from dplib.kary_randomized_response import k_rand_resp
 from dplib.randomized_response import coin_rr, privatize_image, rand_resp
@@ -481,5 +480,6 @@ def test_estimate_crosstab_validation(args, message):
 
 
 def test_reexported_from_the_package():
-    for name in estimators_module.__all__:
-        assert getattr(dplib, name) is getattr(estimators_module, name)
+    for module in (estimators_module, kary_estimators_module):
+        for name in module.__all__:
+            assert getattr(dplib, name) is getattr(module, name)

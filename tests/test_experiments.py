@@ -12,8 +12,8 @@ import pytest
 from scipy import stats
 
 import dplib
-from dplib.estimators import estimate_krr_counts, krr_count_std
-from dplib.experiments import error_vs_epsilon, theoretical_krr_errors
+from dplib.kary_estimators import estimate_krr_counts, krr_count_std
+from dplib.experiments import apportion, error_vs_epsilon, krr_error_vs_epsilon, theoretical_krr_errors
 from dplib.kary_randomized_response import k_rand_resp
 
 FALSE_FAILURE = 1e-6
@@ -145,3 +145,16 @@ def test_theoretical_krr_errors_validation():
 def test_reexported_from_the_package():
     assert dplib.error_vs_epsilon is error_vs_epsilon
     assert dplib.theoretical_krr_errors is theoretical_krr_errors
+
+
+def test_error_vs_epsilon_is_the_krr_simulation_under_its_exercise_name():
+    """Check that the 05 exercise name is the k-RR function itself, so disabling one disables both."""
+    assert error_vs_epsilon is krr_error_vs_epsilon
+    assert dplib.error_vs_epsilon is dplib.krr_error_vs_epsilon
+
+
+def test_apportion_sums_to_n_and_rejects_bad_n():
+    """Check that apportion splits n exactly (largest remainders) and names a bad n."""
+    assert apportion([1, 1, 1], 10).tolist() == [4, 3, 3]
+    with pytest.raises(ValueError, match="n must be"):
+        apportion([1, 2], 0)

@@ -18,6 +18,7 @@ from dplib.laplace import (
     clipped_sum_sensitivity,
     laplace_interval,
     laplace_mech,
+    laplace_privacy_loss,
     laplace_scale,
     laplace_tail,
     noisy_average,
@@ -424,3 +425,15 @@ def test_noise_falls_back_to_numpy_when_a_uniform_is_zero():
     noise = laplace_module._laplace_noise(FirstUniformIsZero(4), 2.0, (50,))
     np.testing.assert_array_equal(noise, np.random.default_rng(4).laplace(0.0, 2.0, 50))
     assert np.isfinite(noise).all()
+
+
+def test_laplace_privacy_loss_formula():
+    """Check the privacy loss against the log-ratio of the Laplace densities."""
+    outputs = np.linspace(-10, 10, 41)
+    scale = 2.0 / 0.8
+    expected = (-np.abs(outputs - 1.0) / scale) - (-np.abs(outputs - 3.0) / scale)
+    assert np.allclose(laplace_privacy_loss(outputs, 1.0, 3.0, scale=2.0 / 0.8), expected)
+    loss = laplace_privacy_loss(outputs, 1.0, 3.0, scale=dplib.laplace_scale(2.0, 0.8))
+    assert np.abs(loss).max() == pytest.approx(0.8)  # reaches epsilon outside [f(D), f(D')], never more
+    with pytest.raises(ValueError, match="scale"):
+        laplace_privacy_loss(outputs, 0.0, 1.0, scale=0.0)

@@ -22,6 +22,8 @@ from dplib.plotting import (
 
 @pytest.fixture(autouse=True)
 def close_figures():
+    """Start and end every test with no pyplot figure open (doctests run before, in any order, leave some)."""
+    plt.close("all")
     yield
     plt.close("all")
 

@@ -6,31 +6,30 @@ at ln 2.999; zeros are handled both ways (0/0 ignored, x/0 infinite).
 
 import importlib
 import math
+import types
 
 import numpy as np
 import pytest
 
 import dplib
 from dplib.channels import krr_channel, rr_channel
-from dplib.privacy_loss import DP_TOLERANCE, max_privacy_loss, privacy_loss, satisfies_dp
-
-# ``dplib.privacy_loss`` is the re-exported function, which shadows the module of that name.
-privacy_loss_module = importlib.import_module("dplib.privacy_loss")
+import dplib.privacy_loss as privacy_loss_module
+from dplib.privacy_loss import DP_TOLERANCE, max_privacy_loss, privacy_loss_per_output, satisfies_dp
 
 LN3 = math.log(3)
 COINS_D, COINS_D_PRIME = [0.75, 0.25], [0.25, 0.75]
 
 
-# --- privacy_loss -----------------------------------------------------------------------------
+# --- privacy_loss_per_output -----------------------------------------------------------------------------
 
 
 def test_privacy_loss_per_output():
-    np.testing.assert_allclose(privacy_loss(COINS_D, COINS_D_PRIME), [LN3, -LN3])
-    np.testing.assert_allclose(privacy_loss([0.5, 0.5], [0.5, 0.5]), [0.0, 0.0])
+    np.testing.assert_allclose(privacy_loss_per_output(COINS_D, COINS_D_PRIME), [LN3, -LN3])
+    np.testing.assert_allclose(privacy_loss_per_output([0.5, 0.5], [0.5, 0.5]), [0.0, 0.0])
 
 
 def test_privacy_loss_zeros():
-    losses = privacy_loss([0.5, 0.5, 0.0, 0.0], [0.5, 0.0, 0.5, 0.0])
+    losses = privacy_loss_per_output([0.5, 0.5, 0.0, 0.0], [0.5, 0.0, 0.5, 0.0])
     assert losses[0] == 0.0
     assert losses[1] == math.inf
     assert losses[2] == -math.inf
@@ -42,7 +41,7 @@ def test_privacy_loss_is_silent_on_zeros():
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        privacy_loss([1.0, 0.0], [0.0, 1.0])
+        privacy_loss_per_output([1.0, 0.0], [0.0, 1.0])
 
 
 # --- max_privacy_loss ----------------------------------------------------------------------------
@@ -132,7 +131,7 @@ def test_satisfies_dp_rejects_bad_epsilon(epsilon):
         (["a"], [0.5], "p_d must hold numbers"),
     ],
 )
-@pytest.mark.parametrize("function", [privacy_loss, max_privacy_loss])
+@pytest.mark.parametrize("function", [privacy_loss_per_output, max_privacy_loss])
 def test_distribution_validation(function, p_d, p_d_prime, message):
     with pytest.raises(ValueError, match=message):
         function(p_d, p_d_prime)
@@ -143,3 +142,9 @@ def test_distribution_validation(function, p_d, p_d_prime, message):
 def test_reexported_from_the_package():
     for name in privacy_loss_module.__all__:
         assert getattr(dplib, name) is getattr(privacy_loss_module, name)
+
+
+def test_module_is_importable_by_its_own_name():
+    """Check that dplib.privacy_loss is the module (no function of that name shadows it)."""
+    assert isinstance(dplib.privacy_loss, types.ModuleType)
+    assert importlib.import_module("dplib.privacy_loss") is dplib.privacy_loss

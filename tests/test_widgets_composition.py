@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dplib.composition_explorer import AveragingExplorer, averaging_view
+from dplib.widgets.composition import AveragingExplorer, averaging_view
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -31,7 +31,7 @@ def test_view_counts_what_the_accountant_answers():
 
 
 def test_view_running_mean_and_band():
-    view = averaging_view(k=400, epsilon=0.5, budget=5.0, sensitivity=2.0, true_value=10.0, seed=3)
+    view = averaging_view(k=400, epsilon=0.5, budget=5.0, sensitivity=2.0, true_value=10.0, rng=3)
     assert view.answers.shape == view.running_mean.shape == view.band.shape == (400,)
     np.testing.assert_allclose(view.running_mean[-1], view.answers.mean())
     np.testing.assert_allclose(view.running_mean[0], view.answers[0])
@@ -41,9 +41,9 @@ def test_view_running_mean_and_band():
 
 
 def test_view_more_queries_extend_the_same_answers():
-    short, long = averaging_view(20, 0.5, 5.0, seed=4), averaging_view(200, 0.5, 5.0, seed=4)
+    short, long = averaging_view(20, 0.5, 5.0, rng=4), averaging_view(200, 0.5, 5.0, rng=4)
     np.testing.assert_array_equal(long.answers[:20], short.answers)
-    assert not np.array_equal(averaging_view(20, 0.5, 5.0, seed=5).answers, short.answers)
+    assert not np.array_equal(averaging_view(20, 0.5, 5.0, rng=5).answers, short.answers)
 
 
 def test_view_chance_within_one_grows_with_k_and_epsilon():
@@ -55,7 +55,7 @@ def test_view_chance_within_one_grows_with_k_and_epsilon():
 
 def test_the_mean_closes_in_like_one_over_root_k():
     """Over many seeds the error of the mean of k answers has std sqrt(2) b / sqrt(k), not b sqrt(2)."""
-    errors = np.array([averaging_view(400, 0.5, 5.0, seed=s).running_mean[[0, 399]] - 100.0 for s in range(400)])
+    errors = np.array([averaging_view(400, 0.5, 5.0, rng=s).running_mean[[0, 399]] - 100.0 for s in range(400)])
     first, last = errors.std(axis=0)
     assert 2.2 < first < 3.5  # one answer: sqrt(2) * 2 = 2.83
     assert 0.1 < last < 0.18  # 400 answers: 2.83 / 20 = 0.14

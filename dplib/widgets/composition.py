@@ -1,34 +1,26 @@
-"""The averaging-attack explorer for lecture 7: k queries, epsilon per query, and a budget.
+"""Lecture 07's explorer: the averaging attack, k queries at epsilon each, against a budget.
 
-A pure function, :func:`averaging_view`, computes everything shown: k noisy answers to the
-same count, the attacker's running mean, its two-standard-deviation band, what the total
-epsilon would be, and how many of the k queries a :class:`~dplib.PrivacyAccountant` with the
-given budget answers before refusing. :class:`AveragingExplorer` is a thin widget over it:
-sliders, artists updated in place, the figure rendered to PNG in an ``ipywidgets.Image``
-(no interactive matplotlib backend needed), a readout under it.
-
-(Written as its own module while ``dplib.widgets`` becomes a package: it belongs at
-``dplib/widgets/composition.py`` on that package's render base.)
+A pure :func:`averaging_view` computes everything shown: k noisy answers to the same count,
+the attacker's running mean, its two-standard-deviation band, the total epsilon, and how
+many of the k queries a :class:`~dplib.PrivacyAccountant` with the given budget answers
+before refusing. :class:`AveragingExplorer` is the thin widget over it, built on the shared
+explorer base of :mod:`dplib.widgets._render`.
 """
 
 from __future__ import annotations
 
-import io
 import math
 from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
-import PIL.Image
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
-from dplib._validation import check_epsilon, check_finite, check_positive_int, check_sensitivity
+from dplib._validation import _require_epsilon, _require_finite, _require_positive_int, _require_sensitivity
 from dplib.composition import BudgetExceededError, PrivacyAccountant, averaging_attack_tail, sequential_epsilon
+from dplib.widgets._render import SLIDER_LAYOUT, SLIDER_STYLE, Explorer, nice_ceiling, seed_box
 
 __all__ = ["AveragingView", "averaging_view", "AveragingExplorer", "EPSILONS", "BUDGETS"]
 
-DPI = 100
 MAX_QUERIES = 2_000
 #: The choices of the epsilon and budget sliders: round numbers, so k x epsilon is easy to check by hand.
 EPSILONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
@@ -70,11 +62,11 @@ class AveragingView:
 
 
 def averaging_view(k: int, epsilon: float, budget: float, *, sensitivity: float = 1.0, true_value: float = 100.0,
-                   seed: int = 0) -> AveragingView:
+                   rng=None) -> AveragingView:
     r"""The averaging attack on one count, k answers at ``epsilon`` each, against an accountant with ``budget``.
 
-    The answers come from ``numpy.random.default_rng(seed)``, so raising k adds answers and keeps the earlier
-    ones. The mean of j answers has standard deviation :math:`\sqrt{2}\, b / \sqrt{j}`, :math:`b =
+    The answers are drawn one after another from ``rng`` (a Generator, a seed or None), so with the same seed
+    raising k adds answers and keeps the earlier ones. The mean of j answers has standard deviation :math:`\sqrt{2}\, b / \sqrt{j}`, :math:`b =
     \Delta f / \varepsilon`; by sequential composition the k answers cost :math:`k\varepsilon`.
 
     Examples
@@ -83,12 +75,12 @@ def averaging_view(k: int, epsilon: float, budget: float, *, sensitivity: float 
     >>> view.answered, view.refused, round(view.total_epsilon, 6)
     (10, 40, 5.0)
     """
-    k = check_positive_int(k, "k")
-    epsilon = check_epsilon(epsilon)
-    sensitivity = check_sensitivity(sensitivity)
-    true_value = check_finite(true_value, "true_value")
+    k = _require_positive_int(k, "k")
+    epsilon = _require_epsilon(epsilon)
+    sensitivity = _require_sensitivity(sensitivity)
+    true_value = _require_finite(true_value, "true_value")
     scale = sensitivity / epsilon
-    answers = true_value + np.random.default_rng(seed).laplace(0.0, scale, size=k)
+    answers = true_value + np.random.default_rng(rng).laplace(0.0, scale, size=k)
     j = np.arange(1, k + 1)
     accountant = PrivacyAccountant(budget)
     answered = 0
@@ -110,11 +102,11 @@ def _choice_slider(description: str, value: float, options: tuple[float, ...]) -
     """A slider over round numbers (a log slider would show 0.501 for 0.5 once the browser snaps it to its grid)."""
     if value not in options:
         raise ValueError(f"{description} must be one of {list(options)}, got {value!r}")
-    return widgets.SelectionSlider(options=list(options), value=value, description=description,
-                                   style={"description_width": "initial"}, layout={"width": "300px"})
+    return widgets.SelectionSlider(options=list(options), value=value, description=description, style=SLIDER_STYLE,
+                                   layout=SLIDER_LAYOUT)
 
 
-class AveragingExplorer:
+class AveragingExplorer(Explorer):
     """Averaging attack and budget: sliders for k, epsilon per query and the budget.
 
     The figure shows every noisy answer (dots), the attacker's running mean (line) inside the
@@ -139,50 +131,39 @@ class AveragingExplorer:
     def __init__(self, k: int = 200, epsilon: float = 0.5, budget: float = 5.0, *, true_value: float = 100.0,
                  sensitivity: float = 1.0, seed: int = 0):
         self.true_value, self.sensitivity = float(true_value), float(sensitivity)
-        self.k = widgets.IntSlider(value=k, min=1, max=MAX_QUERIES, step=1, description="k queries",
-                                   style={"description_width": "initial"}, layout={"width": "300px"})
+        self.k = widgets.IntSlider(value=k, min=1, max=MAX_QUERIES, step=1, description="k queries", style=SLIDER_STYLE,
+                                   layout=SLIDER_LAYOUT)
         self.epsilon = _choice_slider("epsilon per query", epsilon, EPSILONS)
         self.budget = _choice_slider("budget", budget, BUDGETS)
-        self.seed = widgets.BoundedIntText(value=seed, min=0, max=2**31 - 1, description="seed",
-                                           style={"description_width": "initial"}, layout={"width": "140px"})
-        self.controls = {"k": self.k, "epsilon": self.epsilon, "budget": self.budget, "seed": self.seed}
-        self.figure = Figure(figsize=self.figsize, dpi=DPI)
-        FigureCanvasAgg(self.figure)
-        self.image = widgets.Image(format="png", layout={"width": f"{int(self.figsize[0] * DPI)}px"})
-        self.readout = widgets.HTML()
-        self.view = self._compute()
-        self._build()
-        self.widget = widgets.VBox([widgets.HBox(list(self.controls.values()), layout={"flex_flow": "row wrap"}),
-                                    self.image, self.readout])
-        for control in self.controls.values():
-            control.observe(lambda change: self.update(), names="value")
-        self.update()
+        self.seed = seed_box(seed)
+        super().__init__({"k": self.k, "epsilon": self.epsilon, "budget": self.budget, "seed": self.seed})
 
     def _compute(self) -> AveragingView:
         return averaging_view(self.k.value, self.epsilon.value, self.budget.value, sensitivity=self.sensitivity,
-                              true_value=self.true_value, seed=self.seed.value)
+                              true_value=self.true_value, rng=np.random.default_rng(self.seed.value))
 
-    def _build(self) -> None:
+    def _build(self, view: AveragingView) -> None:
         self.figure.subplots_adjust(left=0.12, right=0.97, top=0.88, bottom=0.15)
         ax = self.ax = self.figure.subplots()
-        self.band = ax.fill_between([1, 2], [0, 0], [0, 0], color="C0", alpha=0.2, label="truth +/- 2 std of the mean")
-        (self.dots,) = ax.plot([], [], ".", color="gray", markersize=2, alpha=0.5, label="one noisy answer")
-        (self.mean_line,) = ax.plot([], [], color="C0", linewidth=1.5, label="attacker's running mean")
-        ax.axhline(self.true_value, color="black", linewidth=0.8)
+        j = np.arange(1, view.k + 1)
+        self.band = ax.fill_between(j, view.true_value - view.band, view.true_value + view.band, color="C0", alpha=0.2,
+                                    label="truth +/- 2 std of the mean")
+        (self.dots,) = ax.plot(j, view.answers, ".", color="gray", markersize=2, alpha=0.5, label="one noisy answer")
+        (self.mean_line,) = ax.plot(j, view.running_mean, color="C0", linewidth=1.5, label="attacker's running mean")
+        ax.axhline(view.true_value, color="black", linewidth=0.8)
         self.refused_span = ax.axvspan(1, 1, color="C3", alpha=0.12, label="refused by the accountant")
         ax.set_xscale("log")
         ax.set_xlabel("queries asked")
         ax.set_ylabel("answer")
         ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=2, fontsize=7, frameon=False, borderaxespad=0.2)
+        self.animated = [self.band, self.refused_span, self.dots, self.mean_line]
 
     def _draw(self, view: AveragingView) -> None:
         j = np.arange(1, view.k + 1)
-        self.band.remove()
-        self.band = self.ax.fill_between(j, view.true_value - view.band, view.true_value + view.band, color="C0",
-                                         alpha=0.2, zorder=0)
+        self.band.set_data(j, view.true_value - view.band, view.true_value + view.band)
         self.dots.set_data(j, view.answers)
         self.mean_line.set_data(j, view.running_mean)
-        right = max(view.k, 2) * 1.05
+        right = nice_ceiling(max(view.k, 2) * 1.05)  # snapped, so most moves of k reuse the cached background
         self.refused_span.set_x(view.answered + 0.5 if view.refused else right)
         self.refused_span.set_width(right - view.answered - 0.5 if view.refused else 0)
         scale = view.sensitivity / view.epsilon
@@ -195,21 +176,3 @@ class AveragingExplorer:
         return (f"{view.k} answers at epsilon {view.epsilon:.3g}: mean off by {view.attack_error:.3g}, "
                 f"P(within 1 of the truth) = {view.within_one:.2f}, total epsilon {view.total_epsilon:.3g}"
                 f"<br>accountant with budget {view.budget:.3g}: {allowed} (spent {view.spent:.3g})")
-
-    def update(self) -> None:
-        """Recompute the view from the controls, redraw the artists in place, re-render the PNG."""
-        self.view = self._compute()
-        self._draw(self.view)
-        self.readout.value = self._readout(self.view)
-        self.image.value = self.png()
-
-    def png(self) -> bytes:
-        """The figure as PNG bytes (what the ``image`` widget shows)."""
-        self.figure.canvas.draw()
-        pixels = np.asarray(self.figure.canvas.buffer_rgba())
-        buffer = io.BytesIO()
-        PIL.Image.fromarray(pixels[..., :3]).save(buffer, format="png", compress_level=1)
-        return buffer.getvalue()
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
