@@ -44,6 +44,7 @@ __all__ = [
     "check_distribution",
     "check_mean",
     "binomial_bounds",
+    "substituted",
 ]
 
 DEFAULT_FALSE_FAILURE = 1e-6
@@ -301,3 +302,33 @@ def check_mean(
                 f"got {mean:.4g}.",
                 hint,
             )
+
+
+@contextlib.contextmanager
+def substituted(namespace: dict, **names):
+    """Bind ``names`` in ``namespace`` (a notebook's ``globals()``) inside the block; restore them afterwards.
+
+    A test of a later exercise uses it to grade that exercise on its own: while
+    ``satisfies_dp`` is checked, the student's ``max_privacy_loss`` is replaced by
+    dplib's, so a mistake in one exercise costs that exercise's points only.
+
+    Examples
+    --------
+    >>> namespace = {"f": len}
+    >>> with substituted(namespace, f=abs, g=min):
+    ...     namespace["f"](-2), namespace["g"](3, 1)
+    (2, 1)
+    >>> namespace["f"] is len, "g" in namespace
+    (True, False)
+    """
+    missing = object()
+    saved = {name: namespace.get(name, missing) for name in names}
+    namespace.update(names)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is missing:
+                namespace.pop(name, None)
+            else:
+                namespace[name] = value

@@ -90,7 +90,7 @@ def differencing_attack(df, name):
 
 def duplicated():
     notebook = reference()
-    for grade_id in ("setup_imports", "uniqueness_solution", "test_uniqueness"):
+    for grade_id in ("setup_imports_definition", "uniqueness_solution", "test_uniqueness"):
         original = cell(notebook, grade_id)
         twin = copy.deepcopy(original)
         twin["id"] = f"{grade_id[:20]}-copy"
@@ -123,7 +123,7 @@ STUDENTS = {
     "warns": warns(),
     "deleted_test": drop(reference(), "test_uniqueness"),
     "stripped_test": stripped_test(),
-    "deleted_exercise_and_setup": drop(reference(), "setup_imports", "uniqueness_solution", "test_uniqueness"),
+    "deleted_exercise_and_setup": drop(reference(), "setup_imports_definition", "uniqueness_solution", "test_uniqueness"),
     "empty_notebook": empty(),
     "edited_test": with_sources(test_uniqueness="pass", uniqueness_solution=WRONG_UNIQUENESS),
     "duplicated_cells": duplicated(),
@@ -294,10 +294,11 @@ def test_a_corrupted_notebook_is_recorded_with_a_clear_message(graded):
 @pytest.mark.parametrize(
     "student, zero",
     [
-        ("monkeypatches_builtins_and_numpy", ["test_uniqueness", "test_max_privacy_loss", "test_satisfies_dp"]),
+        # satisfies_dp keeps its points: it is graded with dplib's max_privacy_loss, so a wrong loss costs Exercise 4 only.
+        ("monkeypatches_builtins_and_numpy", ["test_uniqueness", "test_max_privacy_loss"]),
         ("rebinds_test_helpers", ["test_uniqueness"]),
         ("patches_while_called", ["test_reidentify"]),
-        ("patches_math", ["test_uniqueness", "test_max_privacy_loss", "test_satisfies_dp"]),
+        ("patches_math", ["test_uniqueness", "test_max_privacy_loss"]),
         ("fakes_partial_credit", ["test_uniqueness"]),
         ("hooks_ipython", ["test_uniqueness"]),
     ],

@@ -350,5 +350,14 @@ def test_checks_themselves_write_nothing_to_stderr(capfd):
 def test_public_names():
     assert set(testing.__all__) == {
         "DelegationError", "quiet", "disabled", "check_close", "check_binomial", "check_fraction",
-        "check_categorical", "check_distribution", "check_mean", "binomial_bounds",
+        "check_categorical", "check_distribution", "check_mean", "binomial_bounds", "substituted",
     }
+
+
+def test_substituted_binds_names_and_restores_them_even_when_the_block_raises():
+    namespace = {"max_privacy_loss": "student's"}
+    with pytest.raises(AssertionError):
+        with testing.substituted(namespace, max_privacy_loss="dplib's", helper="new"):
+            assert namespace == {"max_privacy_loss": "dplib's", "helper": "new"}
+            raise AssertionError("a failing check inside the block")
+    assert namespace == {"max_privacy_loss": "student's"}

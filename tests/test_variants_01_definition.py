@@ -38,8 +38,19 @@ VARIANTS = [
             "max_privacy_loss_solution": '''def max_privacy_loss(p_d, p_d_prime):
     return float(np.max(np.log(np.asarray(p_d) / np.asarray(p_d_prime))))''',
         },
-        zero=("test_uniqueness", "test_reidentify", "test_max_privacy_loss", "test_satisfies_dp"),
-        full=("test_differencing_attack",),
+        # satisfies_dp is graded with dplib's max_privacy_loss: the one-sided loss costs Exercise 4 only.
+        zero=("test_uniqueness", "test_reidentify", "test_max_privacy_loss"),
+        full=("test_differencing_attack", "test_satisfies_dp"),
+    ),
+    Variant(
+        "strict_inequality",
+        {
+            "satisfies_dp_solution": '''def satisfies_dp(p_d, p_d_prime, epsilon):
+    return max_privacy_loss(p_d, p_d_prime) < epsilon''',
+        },
+        # The hidden boundary case has a loss of exactly ln 2 in floating point, so a strict < fails it.
+        zero=("test_satisfies_dp",),
+        full=("test_max_privacy_loss",),
     ),
     Variant(
         "delegates_to_dplib",

@@ -10,6 +10,7 @@ ALL_TESTS = (
     "test_laplace_mech_validation",
     "test_clipped_sum_sensitivity",
     "test_proportion_sensitivity",
+    "test_laplace_histogram_l1_scale",
     "test_laplace_tail",
     "test_laplace_interval",
     "test_noisy_average_clipping",
@@ -67,6 +68,14 @@ def laplace_mech(value, sensitivity, epsilon, rng=None):
             biggest = bound
     return biggest''',
             "proportion_sensitivity_solution": "def proportion_sensitivity(n):\n    return n ** -1",
+            "laplace_histogram_solution": '''def laplace_histogram(counts, neighbours, epsilon, rng=None):
+    if neighbours == "add_remove":
+        scale = 1 / epsilon
+    elif neighbours == "substitute":
+        scale = 2 / epsilon  # one person leaves a bin and joins another: L1 distance 2
+    else:
+        raise ValueError("unknown neighbours: " + repr(neighbours))
+    return [c + random.expovariate(1 / scale) * random.choice([-1, 1]) for c in counts]''',
             "laplace_tail_solution": "def laplace_tail(t, sensitivity, epsilon):\n    return math.e ** (-(t / (sensitivity / epsilon)))",
             "laplace_interval_solution": '''def laplace_interval(sensitivity, epsilon, alpha):
     scale = sensitivity / epsilon
@@ -120,6 +129,12 @@ def laplace_mech(value, sensitivity, epsilon, rng=None):
     noisy_count = len(clipped) + rng.laplace(0, 2 / epsilon)
     return noisy_sum / noisy_count''',
             "uniform_noise_epsilon_solution": "def uniform_noise_epsilon():\n    return 20.0",
+            # The number of bins as the sensitivity: far too much noise.
+            "laplace_histogram_solution": '''def laplace_histogram(counts, neighbours, epsilon, rng=None):
+    if neighbours not in ("add_remove", "substitute"):
+        raise ValueError(f"neighbours must be 'add_remove' or 'substitute', got {neighbours!r}")
+    counts = np.asarray(counts, dtype=float)
+    return counts + np.random.laplace(0, counts.size / epsilon, size=counts.shape)''',
         },
         zero=(
             "test_laplace_mech_scale",
@@ -130,6 +145,7 @@ def laplace_mech(value, sensitivity, epsilon, rng=None):
             "test_noisy_average_clipping",
             "test_noisy_average_budget",
             "test_uniform_noise_epsilon",
+            "test_laplace_histogram_l1_scale",
         ),
         full=("test_laplace_mech_per_entry", "test_laplace_mech_validation"),
     ),
@@ -138,13 +154,17 @@ def laplace_mech(value, sensitivity, epsilon, rng=None):
         {
             "laplace_mech_solution": laplace_mech_with("rng.normal(0.0, sensitivity / epsilon, size=value.shape)", checks=""),
             "clipped_sum_sensitivity_solution": "def clipped_sum_sensitivity(lower, upper):\n    return upper - lower",
+            "laplace_histogram_solution": '''def laplace_histogram(counts, neighbours, epsilon, rng=None):
+    sensitivity = {"add_remove": 2.0, "substitute": 1.0}[neighbours]  # the two notions swapped
+    return laplace_mech(counts, sensitivity, epsilon, rng=rng)''',
             "noisy_average_solution": '''def noisy_average(values, lower, upper, epsilon, rng=None):
     values = np.asarray(values, dtype=float)
     noisy_sum = values.sum() + np.random.laplace(0, max(abs(lower), abs(upper)) / (epsilon / 2))
     noisy_count = values.size + np.random.laplace(0, 1 / (epsilon / 2))
     return noisy_sum / noisy_count''',
         },
-        zero=("test_laplace_mech_scale", "test_laplace_mech_validation", "test_clipped_sum_sensitivity", "test_noisy_average_clipping"),
+        zero=("test_laplace_mech_scale", "test_laplace_mech_validation", "test_clipped_sum_sensitivity", "test_noisy_average_clipping",
+              "test_laplace_histogram_l1_scale"),
         full=("test_laplace_mech_per_entry", "test_noisy_average_budget", "test_laplace_tail", "test_proportion_sensitivity"),
     ),
     Variant(
@@ -158,7 +178,30 @@ def laplace_mech(value, sensitivity, epsilon, rng=None):
     return float(noisy_sum / noisy_count)''',
         },
         zero=("test_laplace_mech_per_entry", "test_noisy_average_budget"),
-        full=("test_laplace_mech_validation", "test_noisy_average_clipping", "test_laplace_interval", "test_clipped_sum_sensitivity"),
+        # laplace_histogram is graded with dplib's laplace_mech: the one-draw mistake costs laplace_mech only.
+        full=("test_laplace_mech_validation", "test_noisy_average_clipping", "test_laplace_interval", "test_clipped_sum_sensitivity",
+              "test_laplace_histogram_l1_scale"),
+    ),
+    Variant(
+        "deterministic_stratified_noise_none_for_a_scalar_per_entry_histogram_sensitivity",
+        {
+            # Laplace quantiles at evenly spaced levels in a fixed shuffled order: the right distribution and
+            # independent-looking entries, but the same "noise" on every call, and none for a single number.
+            "laplace_mech_solution": '''def laplace_mech(value, sensitivity, epsilon, rng=None):
+''' + CHECKS + '''    value = np.asarray(value, dtype=float)
+    if value.ndim == 0:
+        return float(value)
+    levels = (np.arange(value.size) + 0.5) / value.size
+    noise = np.random.default_rng(0).permutation(stats.laplace(scale=sensitivity / epsilon).ppf(levels))
+    return value + noise.reshape(value.shape)''',
+            # Each bin moves by at most 1, so sensitivity 1 for both notions: only 2 epsilon-DP under substitution.
+            "laplace_histogram_solution": '''def laplace_histogram(counts, neighbours, epsilon, rng=None):
+    if neighbours not in ("add_remove", "substitute"):
+        raise ValueError(f"neighbours must be 'add_remove' or 'substitute', got {neighbours!r}")
+    return laplace_mech(np.asarray(counts, dtype=float), 1.0, epsilon, rng=rng)''',
+        },
+        zero=("test_laplace_mech_per_entry", "test_laplace_histogram_l1_scale"),
+        full=("test_laplace_mech_scale", "test_laplace_mech_validation"),
     ),
     Variant(
         "delegates_to_dplib",
@@ -172,7 +215,9 @@ def laplace_mech(value, sensitivity, epsilon, rng=None):
             "noisy_average_solution": "noisy_average = dplib.noisy_average",
             "uniform_noise_epsilon_solution": "uniform_noise_epsilon = dplib.uniform_noise_epsilon",
         },
-        zero=ALL_TESTS,
+        # laplace_histogram (left as the reference) has no dplib twin in this assignment.
+        zero=tuple(t for t in ALL_TESTS if t != "test_laplace_histogram_l1_scale"),
+        full=("test_laplace_histogram_l1_scale",),
     ),
 ]
 

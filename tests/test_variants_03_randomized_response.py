@@ -163,6 +163,29 @@ def privatize_image(image, alpha, beta, rng=None):
         full=("test_coin_rr_rates", "test_estimate_black_fraction", "test_alpha_beta_epsilon"),
     ),
     Variant(
+        "no_coins_for_a_scalar_and_a_fixed_seed_per_picture",
+        {
+            # Right for arrays, but a single number goes out as it came in.
+            "coin_rr_solution": '''def coin_rr(x, rng=None):
+    if np.ndim(x) == 0:
+        return int(x)
+    rng = np.random.default_rng(rng)
+    x = np.asarray(x)
+    first_heads = rng.random(x.shape) < 0.5
+    second_heads = rng.random(x.shape) < 0.5
+    return np.where(first_heads, x, second_heads).astype(int)''',
+            # Right rates, independent pixels, but the same picture on every call.
+            "privatize_image_solution": '''def privatize_image(image, alpha, beta, rng=None):
+    rng = np.random.default_rng(0 if rng is None else rng)
+    image = np.asarray(image)
+    keep = rng.random(image.shape) < alpha
+    black = rng.random(image.shape) < beta
+    return np.where(keep, image, black).astype(int)''',
+        },
+        zero=("test_coin_rr_fresh_coins", "test_privatize_image_rates"),
+        full=("test_coin_rr_rates", "test_estimate_black_fraction", "test_alpha_beta_epsilon"),
+    ),
+    Variant(
         "delegates_to_dplib",
         {
             "coin_rr_solution": "def coin_rr(x, rng=None):\n    return dplib.rand_resp(x, 0.75, 0.75, rng=rng)",

@@ -127,6 +127,39 @@ def k_rand_resp(categories, k, epsilon, rng=None):
         full=("test_krr_probabilities_truth_and_lie",),
     ),
     Variant(
+        "k_not_k_minus_1_graded_alone_and_no_coin_for_a_scalar",
+        {
+            # Right for arrays, but a single number goes out as it came in.
+            "rand_resp_solution": '''def rand_resp(x, p, q, rng=None):
+    if np.ndim(x) == 0:
+        return int(x)
+    rng = np.random.default_rng(rng)
+    x = np.asarray(x)
+    u = rng.random(x.shape)
+    return np.where(x == 1, u < p, u >= q).astype(int)''',
+            # The reference k_rand_resp calls this wrong krr_probabilities: Exercise 6 must keep its points.
+            "krr_probabilities_solution": '''def krr_probabilities(k, epsilon):
+    return math.exp(epsilon) / (math.exp(epsilon) + k), 1 / (math.exp(epsilon) + k)''',
+        },
+        zero=("test_rand_resp_keep_rates", "test_krr_probabilities_truth_and_lie"),
+        full=("test_k_rand_resp_lies_uniform", "test_get_epsilon_any_p_q", "test_channel_epsilon_within_columns"),
+    ),
+    Variant(
+        "fixed_seed_k_rand_resp",
+        {
+            # Right rates, independent people, but the same reports on every call.
+            "k_rand_resp_solution": '''def k_rand_resp(categories, k, epsilon, rng=None):
+    rng = np.random.default_rng(0 if rng is None else rng)
+    categories = np.asarray(categories)
+    p, _ = krr_probabilities(k, epsilon)
+    truthful = rng.random(categories.shape) < p
+    shift = rng.integers(1, k, size=categories.shape)
+    return np.where(truthful, categories, (categories + shift) % k)''',
+        },
+        zero=("test_k_rand_resp_lies_uniform",),
+        full=("test_rand_resp_keep_rates", "test_krr_probabilities_truth_and_lie"),
+    ),
+    Variant(
         "delegates_to_dplib",
         {
             "rand_resp_solution": "rand_resp = dplib.rand_resp",

@@ -131,6 +131,22 @@ def error_vs_epsilon(true_counts, epsilons, trials, rng=None):
             "test_estimate_crosstab_inverts_kronecker",
             "test_error_vs_epsilon_many_trials",
         ),
+        # The reference interval is graded with dplib's estimate_count and estimate_count_std: the mistakes above
+        # cost their own exercises only.
+        full=("test_rr_confidence_interval_width",),
+    ),
+    Variant(
+        "krr_denominator_p_plus_q_minus_1_graded_alone",
+        {
+            # Section 1's denominator reused for k-RR: wrong estimates, but the reference error_vs_epsilon, which
+            # calls estimate_krr_counts, is graded with dplib's and keeps its points.
+            "estimate_krr_counts_solution": '''def estimate_krr_counts(reports, k, epsilon):
+    p, q = krr_probabilities(k, epsilon)
+    observed = np.bincount(np.asarray(reports).ravel(), minlength=k)
+    return (observed - q * observed.sum()) / (p + q - 1)''',
+        },
+        zero=("test_estimate_krr_counts_keeps_negatives",),
+        full=("test_error_vs_epsilon_many_trials", "test_project_to_simplex_not_clipping"),
     ),
     Variant(
         "p_minus_q_in_std_fixed_z_clipped_estimates_rescaling_kronecker_order_raw_counts",

@@ -144,6 +144,19 @@ def exponential_probabilities(scores, epsilon, sensitivity):
         full=(PROBABILITIES, OVERFLOW, PROPORTION, SOCKS),
     ),
     Variant(
+        "fixed_seed_draws_and_argmax_for_a_single_draw",
+        {
+            # Right distribution for size=N, but the same draws on every call, and the argmax for size=None.
+            "exponential_mechanism_solution": '''def exponential_mechanism(scores, epsilon, sensitivity, rng=None, size=None):
+    if size is None:
+        return int(np.argmax(scores))
+    probabilities = exponential_probabilities(scores, epsilon, sensitivity)
+    return np.random.default_rng(0 if rng is None else rng).choice(len(probabilities), size=size, p=probabilities)''',
+        },
+        zero=(MECHANISM,),
+        full=(PROBABILITIES, OVERFLOW, GUMBEL, PROPORTION, SOCKS),
+    ),
+    Variant(
         "minority_instead_of_majority",
         {
             "majority_probability_solution": '''def majority_probability(group_size, minority_count, epsilon):
