@@ -23,6 +23,9 @@ Re-exported here, imported with the package (numpy, pandas and scipy only):
   ``gaussian_mech``, ``l2_sensitivity_of_histogram``, ``zcdp_rho``, ``zcdp_to_epsilon``,
   ``advanced_composition_epsilon``; learning on privatized data: ``adult_learning_data``,
   ``privatize_columns``, ``train_and_score``, ``private_accuracy``;
+- composition and budgets (07): ``sequential_epsilon``, ``parallel_epsilon``, ``histogram_sensitivity``,
+  ``noisy_histogram``, ``averaging_attack``, ``averaging_attack_tail``, ``PrivacyAccountant``,
+  ``BudgetExceededError``, ``above_threshold``, ``above_threshold_probabilities``;
 - attacks: ``uniqueness``, ``reidentify``, ``differencing_attack``;
 - data: ``load_adult``, ``load_adult_with_pii``, ``load_voter_roll``, ``age_sex_categories``,
   ``demo_picture``.
@@ -36,7 +39,7 @@ on first use, so ``import dplib`` does not pay for matplotlib and ipywidgets:
 
 The others: ``datasets``, ``laplace``, ``randomized_response``, ``kary_randomized_response``,
 ``channels``, ``estimators``, ``kary_estimators``, ``experiments``, ``exponential``,
-``fairness``, ``privacy_loss``, ``attacks``, ``images``, ``gaussian``, ``learning``;
+``fairness``, ``privacy_loss``, ``attacks``, ``images``, ``composition``, ``gaussian``, ``learning``;
 ``dplib.grading`` holds the
 instructor's grading tools and is never imported by a notebook.
 """
@@ -55,6 +58,18 @@ from dplib.channels import (
     krr_channel,
     krr_probabilities,
     rr_channel,
+)
+from dplib.composition import (
+    BudgetExceededError,
+    PrivacyAccountant,
+    above_threshold,
+    above_threshold_probabilities,
+    averaging_attack,
+    averaging_attack_tail,
+    histogram_sensitivity,
+    noisy_histogram,
+    parallel_epsilon,
+    sequential_epsilon,
 )
 from dplib.datasets import age_sex_categories, load_adult, load_adult_with_pii, load_voter_roll
 from dplib.estimators import (

@@ -27,6 +27,7 @@ pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[1]
 LECTURE = REPO / "course" / "02_laplace.ipynb"
+COMPOSITION_LECTURE = REPO / "course" / "07_composition.ipynb"
 APPROXIMATE_DP_LECTURE = REPO / "course" / "08_approximate_dp.ipynb"
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 # As root, on a machine with no network but the package registries: no sandbox, no GPU,
@@ -275,3 +276,58 @@ def test_composition_explorer_redraws_when_k_moves(jupyter_lab, tmp_path):
     assert changed.mean() > 0.001, "the explorer's figure did not change after moving k"
     k = int(shown.split(" queries")[0].split()[-1])
     assert k > 100, f"expected more queries after dragging right, got {shown!r}"
+
+
+def drag_slider(page, label: str, dx: float) -> None:
+    """Drag the handle of the slider whose description contains ``label`` by ``dx`` pixels."""
+    handle = page.locator(".widget-hslider", has_text=label).locator(".noUi-handle").first
+    handle.scroll_into_view_if_needed()
+    box = handle.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + dx, y, steps=6)
+    page.mouse.up()
+
+
+@pytest.mark.parametrize("jupyter_lab", [COMPOSITION_LECTURE], indirect=True, ids=["07_composition"])
+def test_averaging_explorer_redraws_when_the_budget_moves(jupyter_lab, tmp_path):
+    """Check that lecture 07 runs in JupyterLab and raising the budget redraws the averaging explorer."""
+    sync_playwright = sync_playwright_or_skip()
+    url, token, _ = jupyter_lab
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            page.set_default_timeout(STEP_TIMEOUT_MS)
+            run_lecture_in_lab(page, url, token, COMPOSITION_LECTURE)
+            image = page.locator("img.widget-image").first
+            image.wait_for(state="visible")
+            readout = page.locator(".widget-html-content", has_text="accountant with budget").first
+            readout.wait_for(state="visible")
+            assert "accountant with budget 5: answers 10 and refuses 190" in readout.inner_text()
+            image.scroll_into_view_if_needed()
+            before_src = image.get_attribute("src")
+            before = png_pixels(image.screenshot())
+
+            drag_slider(page, "budget", 60)  # a larger budget: the accountant answers more queries
+
+            page.wait_for_function(
+                "([old]) => { const img = document.querySelector('img.widget-image'); return img && img.src !== old; }",
+                arg=[before_src],
+            )
+            page.wait_for_function(
+                "() => !document.querySelector('.widget-html-content')?.textContent.includes('with budget 5:')"
+            )
+            page.wait_for_timeout(500)  # let the last update of the drag arrive
+            after = png_pixels(image.screenshot())
+            shown = readout.inner_text()
+            save_screenshot(page, tmp_path, "browser_averaging_explorer.png")
+        finally:
+            browser.close()
+    assert before.shape == after.shape
+    changed = np.abs(before - after).sum(axis=2) > 0
+    assert changed.mean() > 0.005, "the explorer's figure did not change after moving the budget"
+    budget = float(shown.split("accountant with budget ")[1].split(":")[0])
+    answered = int(shown.split(": answers ")[1].split(" ")[0])
+    assert budget > 5 and answered > 10, f"expected a larger budget and more answers after dragging right, got {shown!r}"

@@ -21,6 +21,9 @@ EstimationExplorer (:mod:`dplib.widgets.estimation`)
 FairnessExplorer (:mod:`dplib.widgets.fairness`)
     group sizes, base rates and epsilon; each group's chance of the exponential
     mechanism reporting its true majority value.
+AveragingExplorer (:mod:`dplib.widgets.composition`)
+    the averaging attack: k queries at epsilon each, the running mean closing in on the
+    truth, and what a privacy accountant with a budget answers and refuses.
 CompositionExplorer (:mod:`dplib.widgets.approximate_dp`)
     per-query epsilon and delta, k queries; total epsilon under basic composition,
     advanced composition and zCDP.
@@ -28,6 +31,7 @@ CompositionExplorer (:mod:`dplib.widgets.approximate_dp`)
 Adding a lecture's explorer is adding one module here and one import line below.
 """
 
+from dplib.widgets.composition import BUDGETS, EPSILONS, AveragingExplorer, AveragingView, averaging_view
 from dplib.widgets.approximate_dp import ACCOUNTINGS, CompositionExplorer, CompositionView, composition_view
 from dplib.widgets.estimation import EstimationExplorer, EstimationView, estimation_view
 from dplib.widgets.fairness import SCORINGS, FairnessExplorer, FairnessView, fairness_view
