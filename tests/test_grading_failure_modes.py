@@ -18,7 +18,7 @@ import pytest
 
 from dplib.grading import Course, notebooks_of
 from dplib.grading.classroom import grade_class
-from dplib.grading.checks import autograded_points
+from helpers.checks import autograded_points
 from dplib.grading.course import REPO_ROOT
 
 pytestmark = pytest.mark.xdist_group("grading_failure_modes")  # one worker grades the module's class once
