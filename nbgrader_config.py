@@ -27,6 +27,11 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # An infinite loop costs that student this many seconds and one cell, nothing more.
 c.Execute.timeout = 60
 
+# Every grading kernel runs in a bubblewrap sandbox with memory, process, file-size and CPU
+# limits (dplib/grading/sandbox.py). Without bubblewrap, grading stops and says how to fix it;
+# DPLIB_NO_SANDBOX=1 grades unsandboxed anyway (unsafe).
+c.Execute.kernel_manager_class = "dplib.grading.sandbox.SandboxedKernelManager"
+
 # A deleted test cell, or one whose metadata was stripped by copy-paste, comes back
 # from the gradebook and is scored.
 c.OverwriteCells.add_missing_cells = True

@@ -31,15 +31,20 @@ Why, as measured on nbgrader 0.9.6 (see the tests in ``tests/test_grading_failur
 from __future__ import annotations
 
 import ast
+import json
+from pathlib import Path
 
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbformat import read as nbformat_read
+from nbformat import writes as nbformat_writes
 from nbformat.notebooknode import NotebookNode
 from nbgrader import utils
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocessor, OverwriteCells
-from traitlets import Bool, Dict, Unicode
+from traitlets import Bool, Dict, Int, Unicode
 
 from dplib.grading import guard
+from dplib.grading.outcomes import Status, note
 
 SCHEMA_VERSION = 3
 
@@ -227,10 +232,46 @@ class GuardedExecute(Execute):
         help=Execute.error_on_timeout.help,
     ).tag(config=True)
 
+    max_cells = Int(1000, help="Notebooks with more cells are refused before anything runs.").tag(config=True)
+    max_notebook_bytes = Int(16 << 20, help="Notebooks larger than this are refused before anything runs.").tag(config=True)
+    max_output_bytes_per_cell = Int(2 << 20, help="Output kept per cell; the rest is dropped.").tag(config=True)
+    max_output_bytes = Int(16 << 20, help="Output kept per notebook; the rest is dropped.").tag(config=True)
+
     def preprocess(self, nb: NotebookNode, resources: dict | None = None, km=None):
         self._guard_code = self._guard_setup(resources) if self.guard else None
         self._stopped = None
+        self._output_bytes, self._cell_bytes, self._truncated = 0, {}, set()
+        size = len(nbformat_writes(nb))
+        if len(nb.cells) > self.max_cells or size > self.max_notebook_bytes:
+            what = (f"{len(nb.cells)} cells (at most {self.max_cells})" if len(nb.cells) > self.max_cells
+                    else f"{size} bytes (at most {self.max_notebook_bytes})")
+            note(Status.TOO_LARGE, f"the notebook has {what}: refused, nothing was run")
+            for cell in nb.cells:
+                if cell.cell_type == "code":
+                    cell.outputs = [_error("NotebookTooLarge", f"not run: the notebook has {what}")]
+            return nb, resources
         return super().preprocess(nb, resources, km)
+
+    def output(self, outs, msg, display_id, cell_index):
+        """Keep a cell's outputs up to the per-cell and per-notebook byte limits; drop the rest."""
+        size = len(str(msg.get("content", "")))
+        used = self._cell_bytes.get(cell_index, 0)
+        if used + size > self.max_output_bytes_per_cell or self._output_bytes + size > self.max_output_bytes:
+            if cell_index not in self._truncated:
+                self._truncated.add(cell_index)
+                note(Status.OUTPUT_LIMIT, f"cell {cell_index} printed more than the output limit: the rest was dropped")
+                outs.append(NotebookNode(output_type="stream", name="stdout", text=(
+                    f"\n[output truncated: more than {self.max_output_bytes_per_cell} bytes in this cell "
+                    f"or {self.max_output_bytes} in the notebook]\n")))
+            return None
+        self._cell_bytes[cell_index] = used + size
+        self._output_bytes += size
+        return super().output(outs, msg, display_id, cell_index)
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        name = (cell.metadata.get("nbgrader", {}).get("grade_id") if cell is not None else None) or "a cell"
+        note(Status.TIMED_OUT, f"{name} ran past {timeout} s and was interrupted")
+        return await super()._async_handle_timeout(timeout, cell)
 
     def _guard_setup(self, resources: dict | None) -> str | None:
         if not resources or "nbgrader" not in resources:
@@ -272,10 +313,12 @@ class GuardedExecute(Execute):
             what = (
                 "the kernel died while running this cell (os._exit, exit(), a crash or running out of memory)"
             )
-            ename = "DeadKernelError"
+            ename, status = "DeadKernelError", Status.KERNEL_DIED
         except CellTimeoutError:
             what = "the kernel stopped responding after this cell timed out, even to an interrupt"
-            ename = "UnresponsiveKernelError"
+            ename, status = "UnresponsiveKernelError", Status.KERNEL_UNRESPONSIVE
+        name = cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index}"
+        note(status, f"{what.replace('this cell', name)}; later cells were not run")
         self.log.error("Cell %d: %s; the later cells are not run", index, what)
         self._stopped = f"not run: {what.replace('this cell', f'cell {index}')}"
         cell.outputs = list(cell.get("outputs", [])) + [_error(ename, what + "; the cells after it were not run")]
@@ -300,6 +343,46 @@ class AllOrNothingTests(NbGraderPreprocessor):
         return cell, resources
 
 
+SECRET_REGIONS = (("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"), ("BEGIN SOLUTION", "END SOLUTION"),
+                  ("BEGIN MARK SCHEME", "END MARK SCHEME"))
+MIN_SECRET_LENGTH = 12  # shorter lines (``return x``, ``)``) are too common to mean anything
+
+
+def secret_lines(sources: list[str]) -> set[str]:
+    """Stripped lines of hidden tests, reference solutions and mark schemes in ``sources`` (cell texts).
+
+    Lines that also appear outside those regions (what students see anyway) and lines
+    shorter than :data:`MIN_SECRET_LENGTH` are left out.
+    """
+    secret, public = set(), set()
+    for text in sources:
+        inside = None
+        for line in text.split("\n"):
+            stripped = line.strip()
+            begin = [end for start, end in SECRET_REGIONS if start in line]
+            if begin:
+                inside = begin[0]
+            elif inside and inside in line:
+                inside = None
+            elif stripped:
+                (secret if inside else public).add(stripped)
+    return {line for line in secret - public if len(line) >= MIN_SECRET_LENGTH}
+
+
+def scrub(text: str, secrets: set[str]) -> tuple[str, int]:
+    """``text`` without the lines that quote a secret line (verbatim, or escaped as in a ``repr``)."""
+    if not secrets or not text:
+        return text, 0
+    forms = secrets | {json.dumps(line)[1:-1] for line in secrets} | {repr(line)[1:-1] for line in secrets}
+    kept, removed = [], 0
+    for line in text.split("\n"):
+        if any(form in line for form in forms):
+            removed += 1
+        else:
+            kept.append(line)
+    return "\n".join(kept), removed
+
+
 class HideHiddenTests(ClearHiddenTests):
     """Feedback shows which tests passed, their points and the failure message, never hidden test code.
 
@@ -308,6 +391,11 @@ class HideHiddenTests(ClearHiddenTests):
     IPython traceback quotes the failing lines, which may be hidden tests); other
     outputs (what the student's function printed while hidden tests called it, which
     may show their inputs) are dropped.
+
+    In every cell, test or not: any output line that quotes a line of a hidden test, a
+    reference solution or a mark scheme of the source notebook (:func:`secret_lines`) is
+    removed, so ``print(In)``, printing a course file or an exception message quoting a
+    test's frame puts none of it into the feedback.
     """
 
     placeholder = Unicode(
@@ -315,8 +403,51 @@ class HideHiddenTests(ClearHiddenTests):
         help="The line that replaces a hidden-test region in feedback.",
     ).tag(config=True)
 
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        self._secrets = self._load_secrets(resources)
+        return super().preprocess(nb, resources)
+
+    def _load_secrets(self, resources: dict) -> set[str]:
+        texts = []
+        meta = resources.get("nbgrader") or {}
+        if "db_url" in meta:
+            texts += [cell["source"] for cell in _SourceNotebook(resources).cells]
+        try:
+            from nbgrader.coursedir import CourseDirectory
+
+            coursedir = CourseDirectory(config=self.config)
+            folder = Path(coursedir.format_path(coursedir.source_directory, ".", meta["assignment"]))
+            texts += [cell.source for cell in nbformat_read(str(folder / f"{meta['notebook']}.ipynb"), as_version=4).cells]
+        except Exception as error:  # no source notebook here: the gradebook's hidden tests still count
+            self.log.warning("Feedback: source notebook not read (%s); scrubbing hidden tests only", error)
+        return secret_lines(texts)
+
+    def _scrub_outputs(self, cell: NotebookNode) -> None:
+        removed = 0
+        for output in cell.get("outputs", []):
+            if "text" in output:
+                output.text, n = scrub(output.text, self._secrets)
+                removed += n
+            if "evalue" in output:
+                output.evalue, n = scrub(str(output.evalue), self._secrets)
+                removed += n
+            if "traceback" in output:
+                lines = [scrub(line, self._secrets) for line in output.traceback]
+                output.traceback = [line for line, _ in lines]
+                removed += sum(n for _, n in lines)
+            for key, value in (output.get("data") or {}).items():
+                if isinstance(value, str) and (key.startswith("text/") or key.endswith("json")):
+                    output.data[key], n = scrub(value, self._secrets)
+                    removed += n
+        if removed:
+            cell.outputs.append(NotebookNode(output_type="stream", name="stdout", text=(
+                f"[{removed} output line(s) removed from this feedback: they quote the course's hidden tests "
+                "or solutions]\n")))
+
     def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int):
         if not _is_test_cell(cell):
+            if cell.cell_type == "code":
+                self._scrub_outputs(cell)
             return cell, resources
         lines, kept, inside = cell.source.split("\n"), [], False
         for line in lines:
@@ -333,6 +464,7 @@ class HideHiddenTests(ClearHiddenTests):
             for output in cell.get("outputs", [])
             if output.output_type == "error"
         ]
+        self._scrub_outputs(cell)
         return cell, resources
 
 
