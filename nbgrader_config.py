@@ -63,6 +63,12 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 
+# Feedback entries are named after the exercise ("Tests of uniqueness"), not "Test cell".
+from dplib.grading.preprocessors import FEEDBACK_TEMPLATE_DIRS  # noqa: E402
+
+c.HTMLExporter.template_name = "feedback_named"
+c.HTMLExporter.extra_template_basedirs = FEEDBACK_TEMPLATE_DIRS
+
 # Feedback shows each test's points and failure message, never the code of a hidden test
 # (nbgrader's own feedback shows it: nbgrader#917, #1363).
 c.GenerateFeedback.preprocessors = [

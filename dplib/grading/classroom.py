@@ -59,6 +59,7 @@ REVIEW_PATTERNS = {
     "writes to the display hook": r"displayhook|clear_output",
     "may kill or hang the kernel": r"os\._exit|(?<![\w.])exit\s*\(|(?<![\w.])quit\s*\(|sys\.exit|\bsignal\.|os\.kill",
     "starts threads or processes": r"\bthreading\b|\bmultiprocessing\b|\bsubprocess\b|os\.system|os\.fork|os\.exec",
+    "reads the notebook's input history": r"\bIn\s*\[|\(\s*In\s*\)|\b_ih\b|\b_i\d+\b|\bOut\s*\[",
     "deletes or writes files": r"shutil\.rmtree|os\.remove|os\.unlink|gradebook|sqlite3|open\([^)]*,\s*['\"][wax]",
 }
 _DPLIB_USE = re.compile(r"\bdplib(?:\.\w+)*\.(\w+)|from\s+dplib(?:\.\w+)*\s+import\s+([\w\s,()]+)")

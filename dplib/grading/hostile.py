@@ -90,12 +90,14 @@ def startup():
     (folder / "00-planted.py").write_text("# planted\\n")
 _try("IPython startup file in $HOME", startup)
 _try("edit nbgrader_config.py", lambda: open(COURSE / "nbgrader_config.py", "a").write("\\n# planted\\n"))
-'''),
+''', may_succeed=("IPython startup file in $HOME",)),  # sandboxed, $HOME is in the kernel's private /tmp
     Attack("forge_result", "write a forged result line into every pipe of the grader's processes", '''\
 import json
 def forge():
     written = 0
     for fd in glob.glob("/proc/[0-9]*/fd/*"):
+        if fd.split("/")[2] == str(os.getpid()):
+            continue  # its own pipes (ipykernel's output capture) lead nowhere
         try:
             if os.readlink(fd).startswith("pipe:"):
                 with open(fd, "w") as pipe:
@@ -120,7 +122,7 @@ def precreate():
         raise FileNotFoundError("no scratch folder in sight")
 _try("pre-create scratch folders", precreate)
 _try("write 1 MB outside the work folder", lambda: open(COURSE.parent / "planted.bin", "wb").write(b"x" * 2**20))
-'''),
+''', may_succeed=("pre-create scratch folders",)),  # sandboxed, they land in the kernel's private /tmp
     Attack("daemon", "start processes that outlive grading (setsid, double fork)", '''\
 import subprocess
 _try("setsid daemon", lambda: subprocess.Popen(["setsid", "sh", "-c", "exec sleep 4242"]))

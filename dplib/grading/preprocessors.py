@@ -39,7 +39,7 @@ from nbformat import read as nbformat_read
 from nbformat import writes as nbformat_writes
 from nbformat.notebooknode import NotebookNode
 from nbgrader import utils
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocessor, OverwriteCells
 from traitlets import Bool, Dict, Int, Unicode
 
@@ -47,6 +47,11 @@ from dplib.grading import guard
 from dplib.grading.outcomes import Status, note
 
 SCHEMA_VERSION = 3
+# Feedback pages: nbgrader's template with entries named after the exercise (templates/feedback_named).
+FEEDBACK_TEMPLATE_DIRS = [
+    str(Path(__file__).parent / "templates"),
+    str(Path(utils.__file__).parent / "server_extensions" / "formgrader" / "templates"),
+]
 
 
 def _is_test_cell(cell: NotebookNode) -> bool:
@@ -75,6 +80,19 @@ def _bound_names(source: str) -> set[str]:
             for target in targets:
                 names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
     return names
+
+
+def _visible_lines(source: str, drop_hidden: bool = False) -> list[str]:
+    """The non-blank lines of a cell, without its hidden-test region if ``drop_hidden``."""
+    lines, inside = [], False
+    for line in source.split("\n"):
+        if drop_hidden and "BEGIN HIDDEN TESTS" in line:
+            inside = True
+        elif drop_hidden and "END HIDDEN TESTS" in line:
+            inside = False
+        elif not inside and line.strip():
+            lines.append(line.rstrip())
+    return lines
 
 
 def _import_lines(source: str) -> list[str]:
@@ -167,6 +185,24 @@ class RestoreCells(OverwriteCells):
 
     restore_read_only_cells = Bool(True, help="Also put back deleted read-only cells.").tag(config=True)
 
+    def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int):
+        """An untouched released test cell gets its hidden tests back silently.
+
+        nbgrader stores a test cell's checksum *with* its hidden tests, so every untouched
+        release cell looks changed and nbgrader warns "checksum has changed" for each; the
+        cell is restored either way, so the warning is kept for real edits only.
+        """
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id is not None:
+            try:
+                source_cell = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
+            except MissingEntry:
+                source_cell = None
+            if source_cell is not None and source_cell.locked and _visible_lines(cell.source) == _visible_lines(
+                    source_cell.source, drop_hidden=True):
+                cell.source = source_cell.source
+        return super().preprocess_cell(cell, resources, index)
+
     def add_missing_grade_cells(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         source = _SourceNotebook(resources)
         source_cells = self.gradebook.find_notebook(self.notebook_id, self.assignment_id).source_cells
@@ -241,11 +277,12 @@ class GuardedExecute(Execute):
         self._guard_code = self._guard_setup(resources) if self.guard else None
         self._stopped = None
         self._output_bytes, self._cell_bytes, self._truncated = 0, {}, set()
+        self._notebook = ((resources or {}).get("nbgrader") or {}).get("notebook", "notebook")
         size = len(nbformat_writes(nb))
         if len(nb.cells) > self.max_cells or size > self.max_notebook_bytes:
             what = (f"{len(nb.cells)} cells (at most {self.max_cells})" if len(nb.cells) > self.max_cells
                     else f"{size} bytes (at most {self.max_notebook_bytes})")
-            note(Status.TOO_LARGE, f"the notebook has {what}: refused, nothing was run")
+            note(Status.TOO_LARGE, f"{self._notebook}: the notebook has {what}: refused, nothing was run")
             for cell in nb.cells:
                 if cell.cell_type == "code":
                     cell.outputs = [_error("NotebookTooLarge", f"not run: the notebook has {what}")]
@@ -259,7 +296,8 @@ class GuardedExecute(Execute):
         if used + size > self.max_output_bytes_per_cell or self._output_bytes + size > self.max_output_bytes:
             if cell_index not in self._truncated:
                 self._truncated.add(cell_index)
-                note(Status.OUTPUT_LIMIT, f"cell {cell_index} printed more than the output limit: the rest was dropped")
+                note(Status.OUTPUT_LIMIT,
+                     f"{self._notebook}: cell {cell_index} printed more than the output limit: the rest was dropped")
                 outs.append(NotebookNode(output_type="stream", name="stdout", text=(
                     f"\n[output truncated: more than {self.max_output_bytes_per_cell} bytes in this cell "
                     f"or {self.max_output_bytes} in the notebook]\n")))
@@ -270,7 +308,7 @@ class GuardedExecute(Execute):
 
     async def _async_handle_timeout(self, timeout, cell=None):
         name = (cell.metadata.get("nbgrader", {}).get("grade_id") if cell is not None else None) or "a cell"
-        note(Status.TIMED_OUT, f"{name} ran past {timeout} s and was interrupted")
+        note(Status.TIMED_OUT, f"{self._notebook}: {name} timed out after {timeout} s and was interrupted")
         return await super()._async_handle_timeout(timeout, cell)
 
     def _guard_setup(self, resources: dict | None) -> str | None:
@@ -297,6 +335,7 @@ class GuardedExecute(Execute):
         if reply is None or reply["content"]["status"] != "ok":
             content = reply["content"] if reply else {}
             self.log.error("Could not install the grading guard: %s: %s", content.get("ename"), content.get("evalue"))
+            note(Status.OK, "the grading guard could not be installed: tests ran unguarded (see the log)")
 
     def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int):
         if self._guard_code is not None:
@@ -318,7 +357,9 @@ class GuardedExecute(Execute):
             what = "the kernel stopped responding after this cell timed out, even to an interrupt"
             ename, status = "UnresponsiveKernelError", Status.KERNEL_UNRESPONSIVE
         name = cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index}"
-        note(status, f"{what.replace('this cell', name)}; later cells were not run")
+        said = (f"the kernel died in {name}" if status == Status.KERNEL_DIED
+                else f"the kernel stopped responding after {name} timed out")
+        note(status, f"{self._notebook}: {said}; later cells were not run")
         self.log.error("Cell %d: %s; the later cells are not run", index, what)
         self._stopped = f"not run: {what.replace('this cell', f'cell {index}')}"
         cell.outputs = list(cell.get("outputs", [])) + [_error(ename, what + "; the cells after it were not run")]

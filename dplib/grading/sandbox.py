@@ -31,6 +31,7 @@ grader) grades unsandboxed anyway, with a warning.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import resource
@@ -241,6 +242,7 @@ def _counter(folder: Path, files: tuple[str, ...], key: str) -> int:
 def _font_cache() -> Path | None:
     """A matplotlib font cache built once per grading process, bound read-only into every kernel."""
     folder = Path(tempfile.mkdtemp(prefix="dplib-mplcache-"))
+    atexit.register(shutil.rmtree, folder, True)
     env = {**os.environ, "MPLCONFIGDIR": str(folder), "MPLBACKEND": "Agg"}
     try:
         subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], env=env, timeout=120,
@@ -326,6 +328,7 @@ class SandboxedKernelManager(AsyncKernelManager):
             kernel_cmd = bwrap_command(kernel_cmd, workdir, self._channel_dir)
             kw["env"] = {}  # bwrap --clearenv sets the kernel's environment
             kw["stdout"] = subprocess.DEVNULL  # ipykernel's banner, and whatever student code writes to fd 1
+            kw["stdin"] = subprocess.DEVNULL  # no pipe of the grader's in the kernel's hands
         else:
             env = dict(kw.get("env") or os.environ)
             env.pop("MPLBACKEND", None)  # the kernel's own inline backend: figures reach the feedback
