@@ -116,3 +116,19 @@ def test_status_order_puts_the_cause_before_its_symptom():
     assert Status.worst() == Status.OK and Status.worst("ok", "timed_out") == Status.TIMED_OUT
     assert f"{Status.TOO_LARGE}" == "too_large" and Status.KILLED == "killed"
     assert os.environ.get(sandbox.OPT_OUT_VARIABLE) is None
+
+
+@pytest.mark.pipeline
+def test_a_kernel_past_its_cpu_seconds_is_stopped_and_noted(tmp_path):
+    class ThreeSeconds(sandbox.SandboxedKernelManager):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.cpu_limit = 3
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("while True:\n    pass")])
+    take_notes()
+    client = NotebookClient(notebook, timeout=60, kernel_manager_class=ThreeSeconds,
+                            resources={"metadata": {"path": str(tmp_path)}})
+    with pytest.raises(Exception, match="Kernel died"):
+        client.execute()
+    assert [status for status, _ in take_notes()] == [Status.CPU_LIMIT]

@@ -135,8 +135,10 @@ class KernelCgroup:
 
     def __init__(self, memory_bytes: int, processes: int):
         self.name = f"dplib-kernel-{secrets.token_hex(8)}"
-        self.memory = self._make("memory", {"memory.limit_in_bytes": memory_bytes, "memory.max": memory_bytes,
-                                            "memory.swap.max": 0})
+        self.memory = self._make("memory", {  # v1 and v2 names; memory + swap capped alike: no swapping past it
+            "memory.limit_in_bytes": memory_bytes, "memory.memsw.limit_in_bytes": memory_bytes,
+            "memory.max": memory_bytes, "memory.swap.max": 0,
+        })
         self.pids = self._make("pids", {"pids.max": processes})
 
     def _make(self, controller: str, values: dict) -> Path | None:
