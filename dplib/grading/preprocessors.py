@@ -444,6 +444,8 @@ class HideHiddenTests(ClearHiddenTests):
         help="The line that replaces a hidden-test region in feedback.",
     ).tag(config=True)
 
+    _secrets: frozenset[str] = frozenset()  # until preprocess() reads the source notebook
+
     def preprocess(self, nb: NotebookNode, resources: dict):
         self._secrets = self._load_secrets(resources)
         return super().preprocess(nb, resources)
