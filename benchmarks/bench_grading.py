@@ -89,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
                 bad = sum(o.status != "ok" for o in outcomes)
                 print(f"{workers:>8}{'on' if sandboxed else 'off':>9}{wall * notebooks:>10.1f}{wall:>12.2f}"
                       f"{cpu:>16.2f}{load:>13.2f}{bad:>8}", flush=True)
+    print("(CPU s counts the processes the grader waited for: a sandboxed kernel is reaped inside its PID "
+          "namespace and is missing from it, so compare wall times, on an idle machine)")
     failed = False
     for workers in args.workers:
         (on_wall, on_cpu), (off_wall, off_cpu) = results[workers, True], results[workers, False]
