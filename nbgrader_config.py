@@ -32,6 +32,11 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # An infinite loop costs that student this many seconds and one cell, nothing more.
 c.Execute.timeout = 60
 
+# Every grading kernel runs in a bubblewrap sandbox with memory, process, file-size and CPU
+# limits (dplib/grading/sandbox.py). Without bubblewrap, grading stops and says how to fix it;
+# DPLIB_NO_SANDBOX=1 grades unsandboxed anyway (unsafe).
+c.Execute.kernel_manager_class = "dplib.grading.sandbox.SandboxedKernelManager"
+
 # A deleted test cell, or one whose metadata was stripped by copy-paste, comes back
 # from the gradebook and is scored.
 c.OverwriteCells.add_missing_cells = True
@@ -62,6 +67,12 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
+
+# Feedback entries are named after the exercise ("Tests of uniqueness"), not "Test cell".
+from dplib.grading.preprocessors import FEEDBACK_TEMPLATE_DIRS  # noqa: E402
+
+c.HTMLExporter.template_name = "feedback_named"
+c.HTMLExporter.extra_template_basedirs = FEEDBACK_TEMPLATE_DIRS
 
 # Feedback shows each test's points and failure message, never the code of a hidden test
 # (nbgrader's own feedback shows it: nbgrader#917, #1363).

@@ -17,7 +17,7 @@ import pytest
 
 from dplib.grading import Course, notebooks_of
 from dplib.grading.classroom import OUTCOMES_FILE, grade_class, main, read_outcomes
-from dplib.grading.checks import autograded_points
+from helpers.checks import autograded_points
 from dplib.grading.course import REPO_ROOT
 
 pytestmark = pytest.mark.xdist_group("grading_classroom")  # one worker grades the module's class once

@@ -104,9 +104,9 @@ def test_feedback_lists_every_test_with_its_points(feedback):
     for student, page in pages.items():
         for grade_id in _test_cells():
             if grade_id.startswith("test_"):
-                assert re.search(rf'href="#{grade_id}">Test cell</a> \(Score: [\d.]+ / [\d.]+\)', page), (student, grade_id)
-    assert re.search(r'href="#test_reidentify">Test cell</a> \(Score: 0.0 / 3.0\)', pages["ambiguous_matches"])
-    assert re.search(r'href="#test_reidentify">Test cell</a> \(Score: 3.0 / 3.0\)', pages["reference"])
+                assert re.search(rf'href="#{grade_id}">Tests of [^<]+</a> \(Score: [\d.]+ / [\d.]+\)', page), (student, grade_id)
+    assert re.search(r'href="#test_reidentify">Tests of [^<]+</a> \(Score: 0.0 / 3.0\)', pages["ambiguous_matches"])
+    assert re.search(r'href="#test_reidentify">Tests of [^<]+</a> \(Score: 3.0 / 3.0\)', pages["reference"])
 
 
 @pytest.mark.pipeline
@@ -138,7 +138,7 @@ def test_feedback_never_shows_hidden_test_code(feedback):
 def test_feedback_drops_what_student_code_printed_during_hidden_tests(feedback):
     _, pages = feedback
     assert "LEAKED" not in _text(pages["prints_inputs"])
-    assert re.search(r'href="#test_uniqueness">Test cell</a> \(Score: 2.0 / 2.0\)', pages["prints_inputs"])
+    assert re.search(r'href="#test_uniqueness">Tests of [^<]+</a> \(Score: 2.0 / 2.0\)', pages["prints_inputs"])
 
 
 def test_hide_hidden_tests_keeps_visible_code_and_the_message_only():

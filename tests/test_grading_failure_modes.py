@@ -18,7 +18,7 @@ import pytest
 
 from dplib.grading import Course, notebooks_of
 from dplib.grading.classroom import grade_class
-from dplib.grading.checks import autograded_points
+from helpers.checks import autograded_points
 from dplib.grading.course import REPO_ROOT
 
 pytestmark = pytest.mark.xdist_group("grading_failure_modes")  # one worker grades the module's class once
@@ -319,12 +319,10 @@ def test_no_submission_loses_another_students_grade_or_submission(graded):
     course, outcomes, before = graded
     assert set(outcomes) == set(STUDENTS), "every student has an outcome"
     assert _digest(course.root / "submitted") == before, "submitted/ must be left exactly as handed in"
-    vandal = outcomes["vandal"]  # deleted its own scratch course while running: only its grade is lost
-    assert vandal.status == "error" and vandal.score is None, vandal
-    (grades,) = course.grades(ASSIGNMENT, "vandal").values()
-    assert all(g.needs_manual_grade for g in grades), "an ungraded submission is flagged for the instructor"
-    graded_students = [s for s, o in outcomes.items() if o.status != "error"]
-    assert len(graded_students) == len(STUDENTS) - 1
+    # `rm -rf ../../..` from the notebook: the sandbox shows it nothing above its own folder, so the
+    # vandal (a correct answer) is graded like anyone else
+    assert_scores(graded, "vandal")
+    assert all(o.status != "error" for o in outcomes.values())
 
 
 @pytest.mark.pipeline

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from dplib.grading import Course, notebooks_of
-from dplib.grading.checks import earned_points, leaks, lost_points, release_drift, source_problems
+from helpers.checks import earned_points, leaks, lost_points, release_drift, source_problems
 from dplib.grading.course import REPO_ROOT
 from dplib.grading.release import regenerate
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from dplib.grading import Course, assignments_in, notebooks_of
-from dplib.grading.checks import earned_points, leaks, lost_points, release_drift, source_problems
+from helpers.checks import earned_points, leaks, lost_points, release_drift, source_problems
 from dplib.grading.course import REPO_ROOT
 
 SOURCE = REPO_ROOT / "source"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from dplib.grading.variants import Variant, grade_variants, unmet_expectations
+from helpers.variants import Variant, grade_variants, unmet_expectations
 
 ALL_TESTS = ("test_uniqueness", "test_reidentify", "test_differencing_attack", "test_max_privacy_loss", "test_satisfies_dp")
 

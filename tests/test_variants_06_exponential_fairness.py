@@ -9,7 +9,7 @@ run; the same run shows the written answer waiting for a human grader.
 import pytest
 
 from dplib.grading import Course
-from dplib.grading.variants import Variant, grade_variants, unmet_expectations
+from helpers.variants import Variant, grade_variants, unmet_expectations
 
 ASSIGNMENT = "06_exponential_fairness"
 PROBABILITIES = "test_exponential_probabilities_factor_two"

@@ -7,19 +7,17 @@ Instructor commands, run in the course folder (the one holding ``nbgrader_config
     python -m dplib.grading.classroom feedback   # regenerate feedback (e.g. after manual grading)
 
 ``grade`` finds every ``submitted/<student>/<assignment>/``, autogrades each one in its
-own throwaway course folder (see :mod:`dplib.grading.worker`) on as many worker
-processes as the machine has cores, and merges the results into the course's
-``gradebook.db`` from this one process: SQLite never sees two writers, and a submission
-that kills its kernel, loops forever or deletes the files around it harms only its own
-grade (code that goes after the instructor's files by absolute path needs an OS-level
-sandbox: run the graders as a separate user or in a container). Each submission ends with
-an :class:`Outcome`: ``ok``,
-``timed_out`` (a cell was interrupted), ``kernel_died`` / ``kernel_unresponsive``
-(tests before that point keep their points), ``missing`` / ``unreadable`` (0 points),
-``error`` / ``killed`` (not graded: flagged ``needs_manual_grade`` in the gradebook).
-Outcomes are kept in ``autograded/grading_outcomes.csv`` and joined into ``grades.csv``,
-with *review flags*: code patterns (rebinding builtins, killing the kernel, touching
-files, delegating to dplib, ...) worth a human look, whatever the score.
+own private scratch course folder on a pool of worker processes (:mod:`dplib.grading.pool`,
+:mod:`dplib.grading.worker`), every kernel in the bubblewrap sandbox
+(:mod:`dplib.grading.sandbox`: the kernel sees its own copy of the submission and the
+libraries, nothing else), and merges the results into the course's ``gradebook.db`` from
+this one process. Each submission ends with an :class:`~dplib.grading.outcomes.Outcome`
+whose :class:`~dplib.grading.outcomes.Status` says what happened (``ok``, ``timed_out``,
+a limit hit, ``kernel_died``, ``missing``, ``refused``, ``error`` / ``killed`` = not graded,
+...). Outcomes are kept in ``autograded/grading_outcomes.csv`` and joined into
+``grades.csv``, with *review flags*: code patterns (rebinding builtins, killing the
+kernel, touching files, delegating to dplib, ...) worth a human look, whatever the score.
+``--no-sandbox`` grades where bubblewrap cannot run (unsafe; ``sandboxed=False`` rows).
 """
 
 from __future__ import annotations
@@ -29,46 +27,25 @@ import csv
 import json
 import os
 import re
-import selectors
+import secrets
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 import warnings
-from collections import deque
-from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from dplib.grading.course import Course, assignments_in, nbgrader_env
-from dplib.grading.worker import STATUS_ORDER
+from dplib.grading import sandbox
+from dplib.grading.course import Course, assignments_in
+from dplib.grading.outcomes import OUTCOMES_FILE, UNGRADED, Outcome, Status, read_outcomes, write_outcomes
+from dplib.grading.pool import run_tasks
 
-OUTCOMES_FILE = Path("autograded") / "grading_outcomes.csv"
 GRADE_FIELDS = [
     "student_id", "first_name", "last_name", "assignment", "score", "max_score", "percent",
-    "needs_manual_grade", "status", "message", "flags",
+    "needs_manual_grade", "status", "message", "flags", "sandboxed",
 ]
-UNGRADED = ("error", "killed")  # statuses whose grades are unknown, not zero
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What happened to one student's submission of one assignment."""
-
-    student: str
-    assignment: str
-    status: str
-    message: str = ""
-    score: float | None = None
-    max_score: float | None = None
-    seconds: float = 0.0
-    flags: tuple[str, ...] = field(default=())
-
-    def row(self) -> dict:
-        row = asdict(self)
-        row["flags"] = "; ".join(self.flags)
-        return row
+# Characters nbgrader reads as a glob pattern in a student id (``x[1]`` would grade ``x1``).
+PATTERN_CHARACTERS = re.compile(r"[*?\[\]\x00-\x1f]")
 
 
 # --- review flags -----------------------------------------------------------------------------------
@@ -82,6 +59,7 @@ REVIEW_PATTERNS = {
     "writes to the display hook": r"displayhook|clear_output",
     "may kill or hang the kernel": r"os\._exit|(?<![\w.])exit\s*\(|(?<![\w.])quit\s*\(|sys\.exit|\bsignal\.|os\.kill",
     "starts threads or processes": r"\bthreading\b|\bmultiprocessing\b|\bsubprocess\b|os\.system|os\.fork|os\.exec",
+    "reads the notebook's input history": r"\bIn\s*\[|\(\s*In\s*\)|\b_ih\b|\b_i\d+\b|\bOut\s*\[",
     "deletes or writes files": r"shutil\.rmtree|os\.remove|os\.unlink|gradebook|sqlite3|open\([^)]*,\s*['\"][wax]",
 }
 _DPLIB_USE = re.compile(r"\bdplib(?:\.\w+)*\.(\w+)|from\s+dplib(?:\.\w+)*\s+import\s+([\w\s,()]+)")
@@ -117,16 +95,38 @@ def review_flags(notebook_path: Path) -> tuple[str, ...]:
 # --- the class ----------------------------------------------------------------------------------------
 
 
-def find_submissions(root: Path, assignments=None, students=None) -> list[tuple[str, str]]:
-    """``(student, assignment)`` of every submission folder in ``root/submitted``, sorted."""
+def find_submissions(root: Path, assignments=None, students=None) -> tuple[list[tuple[str, str]], list[Outcome]]:
+    """``(student, assignment)`` of every submission folder in ``root/submitted``, sorted, and the refused ones.
+
+    Folders are listed, never globbed: a student id is a name, not a pattern. Refused (with
+    a :data:`~dplib.grading.outcomes.Status.REFUSED` outcome, 0 points): a student or
+    submission folder that is a symlink, and a student id nbgrader would read as a pattern.
+    """
     root = Path(root)
     wanted = set(assignments) if assignments else set(assignments_in(root / "source"))
-    found = []
-    for folder in sorted((root / "submitted").glob("*/*")):
-        student, assignment = folder.parent.name, folder.name
-        if folder.is_dir() and assignment in wanted and (not students or student in students):
-            found.append((student, assignment))
-    return found
+    found, refused = [], []
+    submitted = root / "submitted"
+    for student_dir in sorted(submitted.iterdir()) if submitted.is_dir() else []:
+        student = student_dir.name
+        if students and student not in students:
+            continue
+        for folder in sorted(student_dir.iterdir()) if student_dir.is_dir() else []:
+            assignment = folder.name
+            if assignment not in wanted:
+                continue
+            if student_dir.is_symlink() or folder.is_symlink():
+                refused.append(Outcome(student, assignment, Status.REFUSED,
+                                       "the submission folder is a symlink: refused, it scores 0", 0.0))
+            elif folder.is_dir() and any(entry.is_symlink() for entry in folder.iterdir()):
+                refused.append(Outcome(student, assignment, Status.REFUSED,
+                                       "the submission holds a symlink: refused, it scores 0", 0.0))
+            elif PATTERN_CHARACTERS.search(student):
+                refused.append(Outcome(student, assignment, Status.REFUSED,
+                                       "the student id has characters nbgrader reads as a pattern (*?[]): refused, "
+                                       "rename the folder", 0.0))
+            elif folder.is_dir():
+                found.append((student, assignment))
+    return found, refused
 
 
 def ensure_assignments(course: Course, assignments) -> None:
@@ -147,149 +147,6 @@ def ensure_assignments(course: Course, assignments) -> None:
         course.nbgrader("generate_assignment", assignment, "--force")
 
 
-class _Worker:
-    """One ``python -m dplib.grading.worker`` process and the task it is on."""
-
-    def __init__(self, index: int, log_dir: Path):
-        env = nbgrader_env()
-        env.pop("PYTHONWARNINGS", None)  # kernels inherit it: students' warnings must be real
-        self.log = open(log_dir / f"worker-{index}.log", "ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-W", "ignore", "-m", "dplib.grading.worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env, start_new_session=True,
-        )
-        self.buffer = b""
-        self.ready = False
-        self.task: dict | None = None
-        self.deadline = float("inf")
-
-    @property
-    def fd(self) -> int:
-        return self.proc.stdout.fileno()
-
-    def send(self, task: dict, timeout: float) -> None:
-        self.task, self.deadline = task, time.monotonic() + timeout
-        self.proc.stdin.write((json.dumps(task) + "\n").encode())
-        self.proc.stdin.flush()
-
-    def messages(self) -> list[dict] | None:
-        """Messages now readable; None when the worker is gone."""
-        chunk = os.read(self.fd, 1 << 20)
-        if not chunk:
-            return None
-        self.buffer += chunk
-        *lines, self.buffer = self.buffer.split(b"\n")
-        return [json.loads(line) for line in lines if line.strip()]
-
-    def kill(self) -> None:
-        """Kill the worker and everything it started (its kernels run in their own sessions)."""
-        import psutil
-
-        try:
-            processes = psutil.Process(self.proc.pid).children(recursive=True) + [psutil.Process(self.proc.pid)]
-        except psutil.NoSuchProcess:
-            processes = []
-        for process in processes:
-            try:
-                process.kill()
-            except psutil.NoSuchProcess:
-                pass
-        self.proc.wait()
-        self.close()
-
-    def stop(self) -> None:
-        try:
-            self.proc.stdin.close()
-            self.proc.wait(timeout=30)
-        except (subprocess.TimeoutExpired, OSError):
-            self.kill()
-        self.close()
-
-    def close(self) -> None:
-        for stream in (self.proc.stdin, self.proc.stdout, self.log):
-            try:
-                stream.close()
-            except OSError:
-                pass
-
-
-def run_tasks(tasks: list[dict], workers: int, log_dir: Path, submission_timeout: float, on_result, setup=None) -> None:
-    """Run ``tasks`` on ``workers`` worker processes; call ``on_result(task, result)`` for each, in this process.
-
-    ``setup()``, if given, runs once the workers are starting (they take seconds to import
-    nbgrader), before any task is sent. A worker that exceeds ``submission_timeout`` on one
-    task, or dies, is killed with its kernels and replaced; its task gets a ``killed`` /
-    ``error`` result.
-    """
-    pending = deque(tasks)
-    pool: list[_Worker] = []
-    selector = selectors.DefaultSelector()
-    startup_failures = 0
-
-    def spawn(index: int) -> _Worker:
-        worker = _Worker(index, log_dir)
-        selector.register(worker.fd, selectors.EVENT_READ, worker)
-        return worker
-
-    def retire(worker: _Worker, result: dict | None) -> None:
-        """Kill ``worker``, report its task's ``result``, and replace it if work is left."""
-        selector.unregister(worker.fd)
-        worker.kill()
-        task, worker.task, worker.deadline = worker.task, None, float("inf")
-        if task is not None and result is not None:
-            on_result(task, result)
-        if pending:
-            index = pool.index(worker)
-            pool[index] = spawn(index)
-
-    try:
-        pool.extend(spawn(i) for i in range(max(1, min(workers, len(tasks)))))
-        if setup is not None:
-            setup()
-        while pending or any(w.task is not None for w in pool):
-            for worker in pool:
-                if worker.ready and worker.task is None and pending:
-                    worker.send(pending.popleft(), submission_timeout)
-            wait = min([w.deadline for w in pool if w.task is not None], default=time.monotonic() + 5)
-            for key, _ in selector.select(timeout=max(0.05, wait - time.monotonic())):
-                worker: _Worker = key.data
-                messages = worker.messages()
-                if messages is None:  # the worker process itself died
-                    if not worker.ready:
-                        startup_failures += 1
-                        if startup_failures > 2 * len(pool):
-                            raise RuntimeError(f"grading workers die at start-up: see the logs in {log_dir}")
-                    retire(worker, {"status": "error", "messages": ["the grading worker crashed"]})
-                    continue
-                for message in messages:
-                    if message.get("ready"):
-                        worker.ready = True
-                    elif worker.task is not None:
-                        task, worker.task, worker.deadline = worker.task, None, float("inf")
-                        on_result(task, message)
-            now = time.monotonic()
-            for worker in list(pool):
-                if worker.task is not None and now > worker.deadline:
-                    retire(worker, {
-                        "status": "killed",
-                        "messages": [f"grading took longer than {submission_timeout:.0f} s and was stopped"],
-                        "seconds": submission_timeout,
-                    })
-    finally:
-        for worker in pool:
-            try:
-                selector.unregister(worker.fd)
-            except (KeyError, ValueError):
-                pass
-            try:
-                worker.proc.stdin.close()  # all at once: they exit side by side
-            except OSError:
-                pass
-        for worker in pool:
-            worker.stop()
-        selector.close()
-
-
 def _rmtree(path: Path) -> None:
     def make_writable(function, target, _):
         os.chmod(target, 0o700)
@@ -299,11 +156,14 @@ def _rmtree(path: Path) -> None:
         shutil.rmtree(path, onerror=make_writable)
 
 
-def _copy_back(source: str | None, target: Path) -> None:
+def _copy_back(source: str | None, target: Path, keep=None) -> None:
+    """Replace ``target`` by the regular files of ``source`` (no symlinks; only names ``keep`` accepts, if given)."""
     _rmtree(target)
     if source and Path(source).is_dir():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(source, target)
+        target.mkdir(parents=True, exist_ok=True)
+        for item in sorted(Path(source).iterdir()):
+            if item.is_file() and not item.is_symlink() and (keep is None or keep(item.name)):
+                shutil.copy2(item, target / item.name)
 
 
 def merge(gradebook, result: dict) -> tuple[float, float]:
@@ -343,48 +203,23 @@ def merge(gradebook, result: dict) -> tuple[float, float]:
 def _record(root: Path, gradebook, task: dict, result: dict, feedback: bool) -> Outcome:
     """Merge one result into the course: gradebook, autograded/ and feedback/ folders; return its outcome."""
     student, assignment = task["student"], task["assignment"]
-    score, maximum = merge(gradebook, result)
-    _copy_back(result.get("autograded"), root / "autograded" / student / assignment)
+    status = Status(result.get("status", Status.ERROR))
+    score, maximum = merge(gradebook, {**result, "status": status})
+    # Back into the course: the graded notebooks and the submission's own files, nothing the kernel made.
+    submitted = {p.name for p in Path(task["submission"]).iterdir()}
+    _copy_back(result.get("autograded"), root / "autograded" / student / assignment,
+               keep=lambda name: name.endswith(".ipynb") or name in submitted)
     if feedback:
-        _copy_back(result.get("feedback"), root / "feedback" / student / assignment)
+        _copy_back(result.get("feedback"), root / "feedback" / student / assignment,
+                   keep=lambda name: name.endswith(".html"))
     flags: tuple[str, ...] = ()
     for notebook in sorted(Path(task["submission"]).glob("*.ipynb")):
         flags += review_flags(notebook)
     return Outcome(
-        student, assignment, result.get("status", "error"), " | ".join(result.get("messages", [])),
-        None if result.get("status") in UNGRADED else score, maximum,
-        round(float(result.get("seconds", 0.0)), 2), tuple(dict.fromkeys(flags)),
+        student, assignment, status, " | ".join(result.get("messages", [])),
+        None if status in UNGRADED else score, maximum,
+        round(float(result.get("seconds", 0.0)), 2), tuple(dict.fromkeys(flags)), task["sandboxed"],
     )
-
-
-def read_outcomes(root: Path) -> dict[tuple[str, str], Outcome]:
-    path = Path(root) / OUTCOMES_FILE
-    if not path.exists():
-        return {}
-    outcomes = {}
-    with open(path, newline="") as handle:
-        for row in csv.DictReader(handle):
-            outcome = Outcome(
-                student=row["student"], assignment=row["assignment"], status=row["status"], message=row["message"],
-                score=float(row["score"]) if row["score"] else None,
-                max_score=float(row["max_score"]) if row["max_score"] else None,
-                seconds=float(row["seconds"] or 0), flags=tuple(f for f in row["flags"].split("; ") if f),
-            )
-            outcomes[outcome.student, outcome.assignment] = outcome
-    return outcomes
-
-
-def write_outcomes(root: Path, outcomes: list[Outcome]) -> Path:
-    """Add (or replace) outcomes in ``autograded/grading_outcomes.csv``."""
-    known = read_outcomes(root)
-    known.update({(o.student, o.assignment): o for o in outcomes})
-    path = Path(root) / OUTCOMES_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=[f.name for f in fields(Outcome)])
-        writer.writeheader()
-        writer.writerows(known[key].row() for key in sorted(known))
-    return path
 
 
 def grade_class(
@@ -397,6 +232,7 @@ def grade_class(
     submission_timeout: float = 1800.0,
     progress: bool = True,
     csv_path: Path | None = None,
+    sandboxed: bool = True,
 ) -> list[Outcome]:
     """Autograde every submission of ``root`` (a course folder) in parallel; return one outcome per submission.
 
@@ -415,25 +251,37 @@ def grade_class(
         kernels killed). Cells have their own, shorter limit (``c.Execute.timeout``).
     csv_path : Path, optional
         Where to export the grades afterwards (default: ``root/grades.csv``).
+    sandboxed : bool
+        Run every kernel in :mod:`dplib.grading.sandbox` (default). If bubblewrap cannot run,
+        :class:`~dplib.grading.sandbox.SandboxUnavailable` is raised before anything is
+        graded; ``False`` grades unsandboxed (a warning; ``sandboxed=False`` in grades.csv).
     """
     from tqdm.auto import tqdm
 
+    if sandboxed:
+        os.environ.pop(sandbox.OPT_OUT_VARIABLE, None)
+        sandbox.require_sandbox()
+        worker_env = {}
+    else:
+        warnings.warn("grading UNSANDBOXED (--no-sandbox): student code runs with the grader's rights",
+                      RuntimeWarning, stacklevel=2)
+        worker_env = {sandbox.OPT_OUT_VARIABLE: "1"}
     course = Course(root)
     root = course.root.resolve()
-    submissions = find_submissions(root, assignments, students)
+    submissions, refused = find_submissions(root, assignments, students)
     workers = workers or os.cpu_count() or 1
     outcomes: list[Outcome] = []
-    scratch_base = Path(tempfile.mkdtemp(prefix="dplib-grading-"))
+    scratch_base = Path(tempfile.mkdtemp(prefix="dplib-grading-"))  # 0700, unguessable
     template = scratch_base / "template.db"
     tasks = [
         {
             "course": str(root), "assignment": assignment, "student": student, "feedback": feedback,
             "template_db": str(template), "submission": str(root / "submitted" / student / assignment),
-            # one private folder per submission; the course sits one level down, so that
-            # `rm -rf ../../../..` from the notebook's folder still hits nobody else's files
-            "scratch": str(scratch_base / f"{n:05d}" / "course"),
+            # one private, unguessable folder per submission, made here by the grader
+            "scratch": str(Path(tempfile.mkdtemp(prefix="task-", dir=scratch_base)) / "course"),
+            "token": secrets.token_hex(16), "sandboxed": sandboxed,
         }
-        for n, (student, assignment) in enumerate(submissions)
+        for student, assignment in submissions
     ]
     # Longest first (bigger notebooks run longer), so no worker is left with a long tail alone.
     tasks.sort(key=lambda task: -sum(p.stat().st_size for p in Path(task["submission"]).glob("*.ipynb")))
@@ -445,9 +293,12 @@ def grade_class(
         """While the workers start: the gradebook knows every assignment; a template copy for the workers."""
         from nbgrader.api import Gradebook
 
-        ensure_assignments(course, sorted({a for _, a in submissions}))
+        ensure_assignments(course, sorted({a for _, a in submissions} | {o.assignment for o in refused}))
         shutil.copy2(root / "gradebook.db", template)
         opened.append(Gradebook(f"sqlite:///{root / 'gradebook.db'}"))
+        for outcome in refused:  # 0 points, recorded like any other outcome
+            merge(opened[0], {"student": outcome.student, "assignment": outcome.assignment, "status": outcome.status})
+            outcomes.append(outcome)
 
     def on_result(task: dict, result: dict) -> None:
         student, assignment = task["student"], task["assignment"]
@@ -457,7 +308,8 @@ def grade_class(
             outcome = _record(root, gradebook, task, result, feedback)
         except Exception as error:  # never let one submission stop the class
             gradebook.db.rollback()
-            outcome = Outcome(student, assignment, "error", f"could not record the result: {error!r}")
+            outcome = Outcome(student, assignment, Status.ERROR, f"could not record the result: {error!r}",
+                              sandboxed=sandboxed)
         outcomes.append(outcome)
         _rmtree(Path(task["scratch"]).parent)
         bar.set_postfix_str(f"{student}/{assignment}: {outcome.status}", refresh=False)
@@ -465,7 +317,9 @@ def grade_class(
 
     try:
         if tasks:
-            run_tasks(tasks, workers, scratch_base, submission_timeout, on_result, setup)
+            run_tasks(tasks, workers, scratch_base, submission_timeout, on_result, setup, env=worker_env)
+        elif refused:
+            setup()
         bar.close()
         logs = root / "autograded" / "grading_logs"
         logs.mkdir(parents=True, exist_ok=True)
@@ -496,19 +350,20 @@ def export_grades(root: Path, path: Path | None = None) -> list[dict]:
                 try:
                     submission = gradebook.find_submission(assignment.name, student.id)
                 except MissingEntry:
-                    score, needs, status, message = 0.0, False, "not submitted", ""
+                    score, needs, status, message = 0.0, False, Status.NOT_SUBMITTED, ""
                 else:
                     score = submission.score - (submission.late_submission_penalty or 0.0)
                     needs = bool(submission.needs_manual_grade)
-                    status = outcome.status if outcome else "graded by nbgrader"
+                    status = outcome.status if outcome else Status.GRADED_BY_NBGRADER
                     message = outcome.message if outcome else ""
                 maximum = float(assignment.max_score)
                 rows.append({
                     "student_id": student.id, "first_name": student.first_name or "", "last_name": student.last_name or "",
                     "assignment": assignment.name, "score": round(float(score), 2), "max_score": maximum,
                     "percent": round(100 * float(score) / maximum, 1) if maximum else 0.0,
-                    "needs_manual_grade": needs, "status": status, "message": message,
+                    "needs_manual_grade": needs, "status": Status(status).value, "message": message,
                     "flags": "; ".join(outcome.flags) if outcome else "",
+                    "sandboxed": outcome.sandboxed if outcome else "",
                 })
     if path is not None:
         with open(path, "w", newline="") as handle:
@@ -536,7 +391,7 @@ def summarize(rows: list[dict]) -> str:
         counts: dict[str, int] = {}
         for row in group:
             counts[row["status"]] = counts.get(row["status"], 0) + 1
-        order = {s: i for i, s in enumerate(STATUS_ORDER)}
+        order = {s.value: i for i, s in enumerate(Status)}
         status_text = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: order.get(kv[0], 99)))
         lines.append(
             f"{assignment:<26}{len(group):>9}{statistics.mean(percents):>8.1f}{statistics.median(percents):>10.1f}  {status_text}"
@@ -546,7 +401,7 @@ def summarize(rows: list[dict]) -> str:
         lines.append("")
         lines.append(f"{len(flagged)} submissions flagged for review:")
         lines += [f"  {r['student_id']}/{r['assignment']}: {r['flags']}" for r in flagged]
-    problems = [r for r in rows if r["status"] not in ("ok", "not submitted", "graded by nbgrader")]
+    problems = [r for r in rows if r["status"] not in (Status.OK, Status.NOT_SUBMITTED, Status.GRADED_BY_NBGRADER)]
     if problems:
         lines.append("")
         lines.append(f"{len(problems)} submissions with a grading outcome other than ok:")
@@ -565,6 +420,8 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--no-feedback", action="store_true", help="skip feedback generation")
     grade.add_argument("--submission-timeout", type=float, default=1800.0, help="seconds per submission (default 1800)")
     grade.add_argument("--csv", type=Path, default=None, help="grades CSV (default: <course>/grades.csv)")
+    grade.add_argument("--no-sandbox", action="store_true",
+                       help="grade without the bubblewrap sandbox (unsafe; marked sandboxed=False in grades.csv)")
     export = commands.add_parser("export", help="write grades.csv from the gradebook")
     export.add_argument("--csv", type=Path, default=None, help="grades CSV (default: <course>/grades.csv)")
     feedback = commands.add_parser("feedback", help="regenerate feedback for every autograded submission")
@@ -574,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "grade":
         grade_class(
             args.course, args.assignment, args.student, workers=args.workers, feedback=not args.no_feedback,
-            submission_timeout=args.submission_timeout, csv_path=args.csv,
+            submission_timeout=args.submission_timeout, csv_path=args.csv, sandboxed=not args.no_sandbox,
         )
         print(summarize(export_grades(args.course)))
         print(f"\ngrades: {args.csv or args.course / 'grades.csv'}; outcomes: {args.course / OUTCOMES_FILE}")

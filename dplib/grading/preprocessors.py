@@ -31,17 +31,27 @@ Why, as measured on nbgrader 0.9.6 (see the tests in ``tests/test_grading_failur
 from __future__ import annotations
 
 import ast
+import json
+from pathlib import Path
 
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbformat import read as nbformat_read
+from nbformat import writes as nbformat_writes
 from nbformat.notebooknode import NotebookNode
 from nbgrader import utils
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocessor, OverwriteCells
-from traitlets import Bool, Dict, Unicode
+from traitlets import Bool, Dict, Int, Unicode
 
 from dplib.grading import guard
+from dplib.grading.outcomes import Status, note
 
 SCHEMA_VERSION = 3
+# Feedback pages: nbgrader's template with entries named after the exercise (templates/feedback_named).
+FEEDBACK_TEMPLATE_DIRS = [
+    str(Path(__file__).parent / "templates"),
+    str(Path(utils.__file__).parent / "server_extensions" / "formgrader" / "templates"),
+]
 
 
 def _is_test_cell(cell: NotebookNode) -> bool:
@@ -70,6 +80,19 @@ def _bound_names(source: str) -> set[str]:
             for target in targets:
                 names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
     return names
+
+
+def _visible_lines(source: str, drop_hidden: bool = False) -> list[str]:
+    """The non-blank lines of a cell, without its hidden-test region if ``drop_hidden``."""
+    lines, inside = [], False
+    for line in source.split("\n"):
+        if drop_hidden and "BEGIN HIDDEN TESTS" in line:
+            inside = True
+        elif drop_hidden and "END HIDDEN TESTS" in line:
+            inside = False
+        elif not inside and line.strip():
+            lines.append(line.rstrip())
+    return lines
 
 
 def _import_lines(source: str) -> list[str]:
@@ -162,6 +185,24 @@ class RestoreCells(OverwriteCells):
 
     restore_read_only_cells = Bool(True, help="Also put back deleted read-only cells.").tag(config=True)
 
+    def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int):
+        """An untouched released test cell gets its hidden tests back silently.
+
+        nbgrader stores a test cell's checksum *with* its hidden tests, so every untouched
+        release cell looks changed and nbgrader warns "checksum has changed" for each; the
+        cell is restored either way, so the warning is kept for real edits only.
+        """
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id is not None:
+            try:
+                source_cell = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
+            except MissingEntry:
+                source_cell = None
+            if source_cell is not None and source_cell.locked and _visible_lines(cell.source) == _visible_lines(
+                    source_cell.source, drop_hidden=True):
+                cell.source = source_cell.source
+        return super().preprocess_cell(cell, resources, index)
+
     def add_missing_grade_cells(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         source = _SourceNotebook(resources)
         source_cells = self.gradebook.find_notebook(self.notebook_id, self.assignment_id).source_cells
@@ -227,10 +268,48 @@ class GuardedExecute(Execute):
         help=Execute.error_on_timeout.help,
     ).tag(config=True)
 
+    max_cells = Int(1000, help="Notebooks with more cells are refused before anything runs.").tag(config=True)
+    max_notebook_bytes = Int(16 << 20, help="Notebooks larger than this are refused before anything runs.").tag(config=True)
+    max_output_bytes_per_cell = Int(2 << 20, help="Output kept per cell; the rest is dropped.").tag(config=True)
+    max_output_bytes = Int(16 << 20, help="Output kept per notebook; the rest is dropped.").tag(config=True)
+
     def preprocess(self, nb: NotebookNode, resources: dict | None = None, km=None):
         self._guard_code = self._guard_setup(resources) if self.guard else None
         self._stopped = None
+        self._output_bytes, self._cell_bytes, self._truncated = 0, {}, set()
+        self._notebook = ((resources or {}).get("nbgrader") or {}).get("notebook", "notebook")
+        size = len(nbformat_writes(nb))
+        if len(nb.cells) > self.max_cells or size > self.max_notebook_bytes:
+            what = (f"{len(nb.cells)} cells (at most {self.max_cells})" if len(nb.cells) > self.max_cells
+                    else f"{size} bytes (at most {self.max_notebook_bytes})")
+            note(Status.TOO_LARGE, f"{self._notebook}: the notebook has {what}: refused, nothing was run")
+            for cell in nb.cells:
+                if cell.cell_type == "code":
+                    cell.outputs = [_error("NotebookTooLarge", f"not run: the notebook has {what}")]
+            return nb, resources
         return super().preprocess(nb, resources, km)
+
+    def output(self, outs, msg, display_id, cell_index):
+        """Keep a cell's outputs up to the per-cell and per-notebook byte limits; drop the rest."""
+        size = len(str(msg.get("content", "")))
+        used = self._cell_bytes.get(cell_index, 0)
+        if used + size > self.max_output_bytes_per_cell or self._output_bytes + size > self.max_output_bytes:
+            if cell_index not in self._truncated:
+                self._truncated.add(cell_index)
+                note(Status.OUTPUT_LIMIT,
+                     f"{self._notebook}: cell {cell_index} printed more than the output limit: the rest was dropped")
+                outs.append(NotebookNode(output_type="stream", name="stdout", text=(
+                    f"\n[output truncated: more than {self.max_output_bytes_per_cell} bytes in this cell "
+                    f"or {self.max_output_bytes} in the notebook]\n")))
+            return None
+        self._cell_bytes[cell_index] = used + size
+        self._output_bytes += size
+        return super().output(outs, msg, display_id, cell_index)
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        name = (cell.metadata.get("nbgrader", {}).get("grade_id") if cell is not None else None) or "a cell"
+        note(Status.TIMED_OUT, f"{self._notebook}: {name} timed out after {timeout} s and was interrupted")
+        return await super()._async_handle_timeout(timeout, cell)
 
     def _guard_setup(self, resources: dict | None) -> str | None:
         if not resources or "nbgrader" not in resources:
@@ -256,6 +335,7 @@ class GuardedExecute(Execute):
         if reply is None or reply["content"]["status"] != "ok":
             content = reply["content"] if reply else {}
             self.log.error("Could not install the grading guard: %s: %s", content.get("ename"), content.get("evalue"))
+            note(Status.OK, "the grading guard could not be installed: tests ran unguarded (see the log)")
 
     def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int):
         if self._guard_code is not None:
@@ -272,10 +352,14 @@ class GuardedExecute(Execute):
             what = (
                 "the kernel died while running this cell (os._exit, exit(), a crash or running out of memory)"
             )
-            ename = "DeadKernelError"
+            ename, status = "DeadKernelError", Status.KERNEL_DIED
         except CellTimeoutError:
             what = "the kernel stopped responding after this cell timed out, even to an interrupt"
-            ename = "UnresponsiveKernelError"
+            ename, status = "UnresponsiveKernelError", Status.KERNEL_UNRESPONSIVE
+        name = cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index}"
+        said = (f"the kernel died in {name}" if status == Status.KERNEL_DIED
+                else f"the kernel stopped responding after {name} timed out")
+        note(status, f"{self._notebook}: {said}; later cells were not run")
         self.log.error("Cell %d: %s; the later cells are not run", index, what)
         self._stopped = f"not run: {what.replace('this cell', f'cell {index}')}"
         cell.outputs = list(cell.get("outputs", [])) + [_error(ename, what + "; the cells after it were not run")]
@@ -300,6 +384,46 @@ class AllOrNothingTests(NbGraderPreprocessor):
         return cell, resources
 
 
+SECRET_REGIONS = (("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"), ("BEGIN SOLUTION", "END SOLUTION"),
+                  ("BEGIN MARK SCHEME", "END MARK SCHEME"))
+MIN_SECRET_LENGTH = 12  # shorter lines (``return x``, ``)``) are too common to mean anything
+
+
+def secret_lines(sources: list[str]) -> set[str]:
+    """Stripped lines of hidden tests, reference solutions and mark schemes in ``sources`` (cell texts).
+
+    Lines that also appear outside those regions (what students see anyway) and lines
+    shorter than :data:`MIN_SECRET_LENGTH` are left out.
+    """
+    secret, public = set(), set()
+    for text in sources:
+        inside = None
+        for line in text.split("\n"):
+            stripped = line.strip()
+            begin = [end for start, end in SECRET_REGIONS if start in line]
+            if begin:
+                inside = begin[0]
+            elif inside and inside in line:
+                inside = None
+            elif stripped:
+                (secret if inside else public).add(stripped)
+    return {line for line in secret - public if len(line) >= MIN_SECRET_LENGTH}
+
+
+def scrub(text: str, secrets: set[str]) -> tuple[str, int]:
+    """``text`` without the lines that quote a secret line (verbatim, or escaped as in a ``repr``)."""
+    if not secrets or not text:
+        return text, 0
+    forms = secrets | {json.dumps(line)[1:-1] for line in secrets} | {repr(line)[1:-1] for line in secrets}
+    kept, removed = [], 0
+    for line in text.split("\n"):
+        if any(form in line for form in forms):
+            removed += 1
+        else:
+            kept.append(line)
+    return "\n".join(kept), removed
+
+
 class HideHiddenTests(ClearHiddenTests):
     """Feedback shows which tests passed, their points and the failure message, never hidden test code.
 
@@ -308,6 +432,11 @@ class HideHiddenTests(ClearHiddenTests):
     IPython traceback quotes the failing lines, which may be hidden tests); other
     outputs (what the student's function printed while hidden tests called it, which
     may show their inputs) are dropped.
+
+    In every cell, test or not: any output line that quotes a line of a hidden test, a
+    reference solution or a mark scheme of the source notebook (:func:`secret_lines`) is
+    removed, so ``print(In)``, printing a course file or an exception message quoting a
+    test's frame puts none of it into the feedback.
     """
 
     placeholder = Unicode(
@@ -315,8 +444,53 @@ class HideHiddenTests(ClearHiddenTests):
         help="The line that replaces a hidden-test region in feedback.",
     ).tag(config=True)
 
+    _secrets: frozenset[str] = frozenset()  # until preprocess() reads the source notebook
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        self._secrets = self._load_secrets(resources)
+        return super().preprocess(nb, resources)
+
+    def _load_secrets(self, resources: dict) -> set[str]:
+        texts = []
+        meta = resources.get("nbgrader") or {}
+        if "db_url" in meta:
+            texts += [cell["source"] for cell in _SourceNotebook(resources).cells]
+        try:
+            from nbgrader.coursedir import CourseDirectory
+
+            coursedir = CourseDirectory(config=self.config)
+            folder = Path(coursedir.format_path(coursedir.source_directory, ".", meta["assignment"]))
+            texts += [cell.source for cell in nbformat_read(str(folder / f"{meta['notebook']}.ipynb"), as_version=4).cells]
+        except Exception as error:  # no source notebook here: the gradebook's hidden tests still count
+            self.log.warning("Feedback: source notebook not read (%s); scrubbing hidden tests only", error)
+        return secret_lines(texts)
+
+    def _scrub_outputs(self, cell: NotebookNode) -> None:
+        removed = 0
+        for output in cell.get("outputs", []):
+            if "text" in output:
+                output.text, n = scrub(output.text, self._secrets)
+                removed += n
+            if "evalue" in output:
+                output.evalue, n = scrub(str(output.evalue), self._secrets)
+                removed += n
+            if "traceback" in output:
+                lines = [scrub(line, self._secrets) for line in output.traceback]
+                output.traceback = [line for line, _ in lines]
+                removed += sum(n for _, n in lines)
+            for key, value in (output.get("data") or {}).items():
+                if isinstance(value, str) and (key.startswith("text/") or key.endswith("json")):
+                    output.data[key], n = scrub(value, self._secrets)
+                    removed += n
+        if removed:
+            cell.outputs.append(NotebookNode(output_type="stream", name="stdout", text=(
+                f"[{removed} output line(s) removed from this feedback: they quote the course's hidden tests "
+                "or solutions]\n")))
+
     def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int):
         if not _is_test_cell(cell):
+            if cell.cell_type == "code":
+                self._scrub_outputs(cell)
             return cell, resources
         lines, kept, inside = cell.source.split("\n"), [], False
         for line in lines:
@@ -333,6 +507,7 @@ class HideHiddenTests(ClearHiddenTests):
             for output in cell.get("outputs", [])
             if output.output_type == "error"
         ]
+        self._scrub_outputs(cell)
         return cell, resources
 
 

@@ -31,6 +31,7 @@ import nbformat
 import numpy as np
 
 from dplib.grading.course import REPO_ROOT, Course, assignments_in, notebooks_of
+from dplib.grading.hostile import ATTACKS
 
 # kind -> (share of submissions, what it is)
 KINDS = {
@@ -45,6 +46,7 @@ KINDS = {
     "infinite_loop": (0.03, "correct, with an infinite loop after one definition"),
     "kernel_dies": (0.03, "correct until an os._exit halfway"),
     "corrupted": (0.03, "a truncated .ipynb file"),
+    "hostile": (0.06, "the untouched release plus one attack of dplib.grading.hostile (sandboxed: earns 0)"),
     "missing": (0.05, "nothing submitted"),
 }
 MARKER = ".dplib-demo"  # marks a folder this module created (and may delete)
@@ -141,6 +143,11 @@ def make_submission(kind: str, release: Path, source: Path, rng: np.random.Gener
         return None
     notebook = nbformat.read(str(release), as_version=4)
     if kind == "empty":
+        return nbformat.writes(notebook)
+    if kind == "hostile":  # the attack finds its targets from inside the kernel, as a student would
+        attack = ATTACKS[int(rng.integers(len(ATTACKS)))]
+        cell = nbformat.v4.new_code_cell(attack.code())
+        notebook.cells.insert(len(notebook.cells) if attack.last else min(2, len(notebook.cells)), cell)
         return nbformat.writes(notebook)
     reference = {_grade_id(c): c.source for c in nbformat.read(str(source), as_version=4).cells if _grade_id(c)}
     solutions = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("solution")]
@@ -314,6 +321,8 @@ def run(target: Path, n_students: int = 30, workers: int | None = None, seed: in
     print()
     print(kind_table(kinds, percents, {(o.student, o.assignment): o for o in outcomes}))
     print()
+    sandboxed = all(o.sandboxed for o in outcomes)
+    print(f"sandbox: {'on (bubblewrap): every kernel saw only its own copy' if sandboxed else 'OFF'}")
     print(f"{len(outcomes)} submission notebooks graded in {seconds:.0f} s "
           f"({seconds / max(1, len(outcomes)):.1f} s each, set-up {graded - started:.0f} s)")
     print(f"grades:   {course.root / 'grades.csv'}")

@@ -23,8 +23,9 @@ from pathlib import Path
 
 import nbformat
 
-# Outcomes of one submission, from best to worst (a submission gets the worst that applies).
-STATUS_ORDER = ("ok", "timed_out", "kernel_unresponsive", "kernel_died", "missing", "unreadable", "error", "killed")
+from dplib.grading.outcomes import Status, take_notes
+
+MAX_NOTEBOOK_BYTES = 16 << 20  # as GuardedExecute.max_notebook_bytes: bigger files are refused unread
 
 
 def _read_problem(path: Path) -> str | None:
@@ -38,10 +39,14 @@ def _read_problem(path: Path) -> str | None:
 
 
 def prepare(task: dict) -> list[str]:
-    """Build the scratch course of a task; return messages about notebooks left out as unreadable."""
+    """Build the scratch course of a task; return messages about notebooks left out as unreadable.
+
+    ``task["scratch"]`` is a private folder the class grader made (``tempfile.mkdtemp``); the
+    kernel sees none of it but its own ``autograded/<student>/<assignment>`` copy.
+    """
     scratch = Path(task["scratch"])
     course, assignment, student = Path(task["course"]), task["assignment"], task["student"]
-    scratch.mkdir(parents=True)
+    scratch.mkdir(parents=True, exist_ok=True)
     shutil.copy2(course / "nbgrader_config.py", scratch / "nbgrader_config.py")
     shutil.copytree(course / "source" / assignment, scratch / "source" / assignment)
     shutil.copy2(task["template_db"], scratch / "gradebook.db")
@@ -49,6 +54,10 @@ def prepare(task: dict) -> list[str]:
     shutil.copytree(Path(task["submission"]), target, symlinks=False, ignore_dangling_symlinks=True)
     problems = []
     for notebook in sorted(target.glob("*.ipynb")):
+        if notebook.stat().st_size > MAX_NOTEBOOK_BYTES:
+            notebook.unlink()
+            problems.append(f"{notebook.name} is larger than {MAX_NOTEBOOK_BYTES} bytes: refused, it scores 0")
+            continue
         problem = _read_problem(notebook)
         if problem:
             notebook.unlink()  # graded as missing (0 points) instead of failing the whole assignment
@@ -73,32 +82,6 @@ def _last_error_line(text: str) -> str:
     return lines[-1][:300] if lines else "unknown error"
 
 
-def _execution_problems(autograded: Path) -> tuple[str, list[str]]:
-    """Status and messages from the error outputs GuardedExecute leaves in autograded notebooks."""
-    status, messages = "ok", []
-    for path in sorted(autograded.glob("*.ipynb")):
-        notebook = nbformat.read(str(path), as_version=4)
-        for index, cell in enumerate(notebook.cells):
-            name = cell.metadata.get("nbgrader", {}).get("grade_id", f"cell {index}")
-            for output in cell.get("outputs", []):
-                if output.get("output_type") != "error":
-                    continue
-                ename = output.get("ename")
-                found = {
-                    "DeadKernelError": ("kernel_died", f"{path.stem}: the kernel died in {name}; later cells were not run"),
-                    "UnresponsiveKernelError": (
-                        "kernel_unresponsive",
-                        f"{path.stem}: the kernel stopped responding after {name} timed out; later cells were not run",
-                    ),
-                    "CellTimeoutError": ("timed_out", f"{path.stem}: {name} timed out and was interrupted"),
-                }.get(ename)
-                if found:
-                    if STATUS_ORDER.index(found[0]) > STATUS_ORDER.index(status):
-                        status = found[0]
-                    messages.append(found[1])
-    return status, messages
-
-
 def _results(scratch: Path, assignment: str, student: str) -> dict:
     from nbgrader.api import Gradebook
 
@@ -119,13 +102,16 @@ def grade(task: dict) -> dict:
     from nbgrader.utils import capture_log
 
     started = time.perf_counter()
+    take_notes()  # forget anything left from an earlier task
     scratch, assignment, student = Path(task["scratch"]), task["assignment"], task["student"]
-    result = {"student": student, "assignment": assignment, "status": "ok", "messages": [], "log": ""}
+    result = {"token": task.get("token"), "student": student, "assignment": assignment, "status": Status.OK,
+              "messages": [], "log": ""}
     try:
         unreadable = prepare(task)
         result["messages"] += unreadable
         if not any((scratch / "submitted" / student / assignment).glob("*.ipynb")):
-            result["status"], result["zero_all"] = ("unreadable" if unreadable else "missing"), True
+            too_large = any("larger than" in m for m in unreadable)
+            result["status"] = Status.TOO_LARGE if too_large else Status.UNREADABLE if unreadable else Status.MISSING
             if not unreadable:
                 result["messages"].append("no notebook was submitted")
             return result
@@ -136,16 +122,15 @@ def grade(task: dict) -> dict:
         outcome = capture_log(autograde)
         result["log"] = outcome.get("log", "")[-20000:]
         autograded = scratch / "autograded" / student / assignment
+        notes = take_notes()
         if not outcome["success"]:
-            result["status"] = "error"
+            result["status"] = Status.ERROR
             result["messages"].append("nbgrader could not grade it: " + _last_error_line(outcome.get("error", "") + "\n" + result["log"]))
             return result
-        status, messages = _execution_problems(autograded)
-        result["status"], result["messages"] = status, result["messages"] + messages
-        if "Could not install the grading guard" in result["log"]:
-            result["messages"].append("the grading guard could not be installed: tests ran unguarded (see the log)")
+        result["status"] = Status.worst(*(status for status, _ in notes))
+        result["messages"] += list(dict.fromkeys(message for _, message in notes))
         if unreadable:
-            result["status"] = "unreadable"
+            result["status"] = Status.worst(result["status"], Status.UNREADABLE)
         result.update(_results(scratch, assignment, student))
         result["autograded"] = str(autograded)
         if task.get("feedback", True):
@@ -157,7 +142,7 @@ def grade(task: dict) -> dict:
             else:
                 result["messages"].append("feedback could not be generated: " + _last_error_line(made.get("error", "")))
     except Exception:
-        result["status"] = "error"
+        result["status"] = Status.ERROR
         result["messages"].append("grading failed: " + _last_error_line(traceback.format_exc()))
         result["log"] += traceback.format_exc()
     finally:
@@ -171,7 +156,6 @@ def main() -> None:
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    os.environ.setdefault("MPLBACKEND", "Agg")
     import nbgrader.converters  # noqa: F401  (the slow import, once)
 
     protocol.write(json.dumps({"ready": True}) + "\n")

@@ -1,0 +1,257 @@
+"""Hostile students against the real grading pipeline, sandbox on: every attack class of issue 11.
+
+One course (01_definition), one class graded in one run of ``grade_class`` on two workers:
+two honest students, and one attacker per entry of :data:`dplib.grading.hostile.ATTACKS`
+(each an untouched release plus one hostile cell, so she earns nothing honestly), plus
+the channel attacks (a symlinked notebook, a symlinked student folder, student ids with
+glob and shell characters). Asserted for the whole class at once:
+
+- no attacker earns a mark (her score is exactly that of the untouched release: 0);
+- every honest student's grade is exactly what it is without the attackers;
+- every attacker gets the promised outcome (a limit hit is recorded, by status);
+- nothing outside the scratch copies changed: the course's own files, ``dplib/``,
+  site-packages and a throwaway ``$HOME`` hash the same before and after;
+- nothing any attacker started is still running;
+- no feedback page holds a line of a hidden test, reference solution or mark scheme.
+
+And plain ``nbgrader autograde`` runs its kernel in the sandbox too (one attacker).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import os
+import re
+import site
+import sys
+from pathlib import Path
+
+import nbformat
+import psutil
+import pytest
+from helpers.checks import autograded_points
+
+from dplib.grading import Course, notebooks_of
+from dplib.grading.classroom import grade_class
+from dplib.grading.course import REPO_ROOT
+from dplib.grading.hostile import ATTACKS, frame_quoting_solution
+from dplib.grading.outcomes import Status
+from dplib.grading.preprocessors import secret_lines
+from dplib.grading.sandbox import DPLIB_DIR, bwrap_problem
+
+pytestmark = [pytest.mark.xdist_group("grading_attacks"), pytest.mark.pipeline]
+
+ASSIGNMENT = "01_definition"
+SOURCE = notebooks_of(REPO_ROOT / "source" / ASSIGNMENT)[0]
+POINTS = autograded_points(SOURCE)
+FULL = sum(POINTS.values())
+PARTIAL = POINTS["test_uniqueness"] + POINTS["test_max_privacy_loss"]
+SITE = Path(site.getsitepackages()[0]) if hasattr(site, "getsitepackages") else Path(sys.prefix)
+SLEEP_MARKERS = ("4242", "4243", "4244")  # the sleep arguments of the daemon and fork-bomb attacks
+
+
+def test_the_sandbox_runs_here_in_ci():
+    """In CI a missing sandbox fails the suite instead of skipping the attack tests."""
+    problem = bwrap_problem()
+    assert problem is None, f"the grading sandbox cannot run: {problem} (apt-get install bubblewrap)"
+
+
+def _stat_digest(folder: Path, skip=()) -> dict[str, str]:
+    """Per path under ``folder``: a hash of its size, mode, mtime and content (content for files up to 1 MB)."""
+    digests = {}
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder)
+        if relative.parts and relative.parts[0] in skip or "__pycache__" in relative.parts:
+            continue
+        info = path.lstat()
+        digest = hashlib.sha256(f"{info.st_size}|{info.st_mode}|{info.st_mtime_ns}".encode())
+        if path.is_file() and not path.is_symlink() and info.st_size < 2**20:
+            digest.update(path.read_bytes())
+        digests[str(relative)] = digest.hexdigest()
+    return digests
+
+
+def _release(course: Course) -> nbformat.NotebookNode:
+    return nbformat.read(str(course.root / "release" / ASSIGNMENT / SOURCE.name), as_version=4)
+
+
+def _with_cell(notebook, source: str, last: bool) -> nbformat.NotebookNode:
+    new = nbformat.v4.new_code_cell(source)
+    if last:
+        notebook.cells.append(new)
+    else:
+        notebook.cells.insert(2, new)  # after the title and the read-only imports
+    return notebook
+
+
+def _partial(course: Course) -> nbformat.NotebookNode:
+    reference = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source
+                 for c in nbformat.read(str(SOURCE), as_version=4).cells}
+    notebook = _release(course)
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") in ("uniqueness_solution", "max_privacy_loss_solution"):
+            cell.source = reference[cell.metadata["nbgrader"]["grade_id"]]
+    return notebook
+
+
+def _frame_quoter(course: Course) -> nbformat.NotebookNode:
+    notebook = _release(course)
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "max_privacy_loss_solution":
+            cell.source = frame_quoting_solution("max_privacy_loss", "p_d, p_d_prime")
+    return notebook
+
+
+@pytest.fixture(scope="module")
+def attacked(tmp_path_factory):
+    base = tmp_path_factory.mktemp("attacks")
+    home = base / "home"
+    (home / ".config").mkdir(parents=True)
+    (home / ".config" / "marker").write_text("the grader's home\n")
+    course = Course.from_repo(base / "course", [ASSIGNMENT])
+    with open(course.root / "nbgrader_config.py", "a") as config:
+        config.write("\nc.Execute.timeout = 60\n")
+    course.generate_assignment(ASSIGNMENT)
+    targets = {"course": str(course.root), "home": str(home), "site": str(SITE), "dplib": str(DPLIB_DIR)}
+    students = {
+        "ada": nbformat.read(str(SOURCE), as_version=4),  # honest: the reference
+        "bob": _partial(course),  # honest: two exercises
+        "$(touch pwned)": nbformat.read(str(SOURCE), as_version=4),  # shell characters: graded as herself
+        "frame_quoter": _frame_quoter(course),
+    }
+    for attack in ATTACKS:
+        students[f"attacker_{attack.name}"] = _with_cell(_release(course), attack.code(**targets), attack.last)
+    too_many = _release(course)
+    too_many.cells += [nbformat.v4.new_code_cell("pass") for _ in range(1200)]
+    students["too_many_cells"] = too_many
+    for student, notebook in students.items():
+        folder = course.root / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(notebook, str(folder / SOURCE.name))
+    # channel attacks: a notebook symlinked to the instructor's source, a folder symlinked to ada's
+    (course.root / "submitted" / "symlinked_notebook" / ASSIGNMENT).mkdir(parents=True)
+    (course.root / "submitted" / "symlinked_notebook" / ASSIGNMENT / SOURCE.name).symlink_to(
+        course.root / "source" / ASSIGNMENT / SOURCE.name)
+    (course.root / "submitted" / "symlinked_folder").mkdir()
+    (course.root / "submitted" / "symlinked_folder" / ASSIGNMENT).symlink_to(course.root / "submitted" / "ada" / ASSIGNMENT)
+    # a glob character: nbgrader would read x[1] as a pattern matching x1
+    for student in ("x[1]", "x1"):
+        folder = course.root / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(_release(course) if student == "x[1]" else nbformat.read(str(SOURCE), as_version=4),
+                       str(folder / SOURCE.name))
+
+    protected = {
+        "course": lambda: _stat_digest(course.root, skip=("autograded", "feedback", "gradebook.db", "grades.csv")),
+        "dplib": lambda: _stat_digest(DPLIB_DIR),
+        "site-packages": lambda: _stat_digest(SITE),
+        "home": lambda: _stat_digest(home),
+    }
+    before = {name: digest() for name, digest in protected.items()}
+    old_home = os.environ.get("HOME")
+    os.environ["HOME"] = str(home)
+    try:
+        outcomes = grade_class(course.root, workers=2, progress=False)
+    finally:
+        os.environ["HOME"] = old_home or ""
+    after = {name: digest() for name, digest in protected.items()}
+    return course, {(o.student, o.assignment): o for o in outcomes}, before, after
+
+
+def _score(course: Course, student: str) -> float:
+    (grades,) = course.grades(ASSIGNMENT, student).values()
+    return sum(g.auto_score or 0.0 for g in grades if g.grade_id in POINTS)
+
+
+def test_honest_students_get_exactly_their_grade(attacked):
+    course, outcomes, _, _ = attacked
+    assert _score(course, "ada") == FULL and outcomes["ada", ASSIGNMENT].status == Status.OK
+    assert _score(course, "bob") == PARTIAL and outcomes["bob", ASSIGNMENT].status == Status.OK
+    assert _score(course, "x1") == FULL and outcomes["x1", ASSIGNMENT].status == Status.OK
+    shell = outcomes["$(touch pwned)", ASSIGNMENT]
+    assert shell.status == Status.OK and _score(course, "$(touch pwned)") == FULL
+    assert not list(course.root.rglob("pwned"))
+    assert all(o.sandboxed for o in outcomes.values())
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])
+def test_an_attacker_earns_nothing_and_gets_the_promised_outcome(attacked, attack):
+    course, outcomes, _, _ = attacked
+    outcome = outcomes[f"attacker_{attack.name}", ASSIGNMENT]
+    assert _score(course, f"attacker_{attack.name}") == 0.0, outcome
+    assert outcome.status == attack.status, outcome
+    autograded = nbformat.read(str(course.root / "autograded" / outcome.student / ASSIGNMENT / SOURCE.name), 4)
+    said = "".join(o.get("text", "") for c in autograded.cells if c.cell_type == "code" for o in c.outputs)
+    succeeded = set(re.findall(r"ATTACK (.+) succeeded", said))
+    assert succeeded <= set(attack.may_succeed), said[:2000]
+
+
+def test_channel_attacks_are_refused_clearly(attacked):
+    course, outcomes, _, _ = attacked
+    for student in ("symlinked_notebook", "symlinked_folder", "x[1]"):
+        outcome = outcomes[student, ASSIGNMENT]
+        assert outcome.status in (Status.REFUSED, Status.MISSING), outcome
+        assert _score(course, student) == 0.0
+    assert "symlink" in outcomes["symlinked_folder", ASSIGNMENT].message
+    assert "pattern" in outcomes["x[1]", ASSIGNMENT].message
+    assert outcomes["too_many_cells", ASSIGNMENT].status == Status.TOO_LARGE
+    assert _score(course, "too_many_cells") == 0.0
+
+
+def test_nothing_outside_the_scratch_copies_changed(attacked):
+    _, _, before, after = attacked
+    for name in ("course", "dplib", "site-packages"):
+        changed = {path for path in before[name].keys() | after[name].keys() if before[name].get(path) != after[name].get(path)}
+        assert changed == set(), (name, sorted(changed)[:10])
+    # $HOME: the grader itself may add its caches (jupyter, matplotlib); nothing there may change or be planted
+    home_before, home_after = before["home"], after["home"]
+    assert {path: home_after.get(path) for path in home_before} == home_before
+    assert not [path for path in home_after if "planted" in path]
+    assert not list(Path("/tmp").glob("dplib-grading-*/task-planted*"))
+
+
+def test_nothing_an_attacker_started_still_runs(attacked):
+    leftovers = [p.info for p in psutil.process_iter(["pid", "cmdline"])
+                 if p.info["cmdline"] and p.info["cmdline"][0] == "sleep" and p.info["cmdline"][-1] in SLEEP_MARKERS]
+    assert leftovers == []
+
+
+def test_feedback_quotes_no_hidden_test_solution_or_mark_scheme(attacked):
+    course, _, _, _ = attacked
+    secrets = secret_lines([c.source for c in nbformat.read(str(SOURCE), as_version=4).cells])
+    assert len(secrets) > 20
+    pages = sorted((course.root / "feedback").glob(f"*/{ASSIGNMENT}/*.html"))
+    leakers = [p for p in pages if p.parts[-3] in ("attacker_leak_tests", "frame_quoter")]
+    assert len(leakers) == 2
+    for page in pages:
+        text = html.unescape(page.read_text())
+        quoted = [line for line in secrets if line in text]
+        assert quoted == [], (page, quoted[:3])
+    assert "output line(s) removed" in html.unescape(leakers[0].read_text() + leakers[1].read_text())
+
+
+def test_feedback_shows_figures_and_exercise_names(attacked):
+    course, _, _, _ = attacked
+    page = (course.root / "feedback" / "ada" / ASSIGNMENT / f"{SOURCE.stem}.html").read_text()
+    assert page.count("data:image/png;base64") >= 1
+    assert ">Tests of uniqueness</a>" in page and ">Test cell</a>" not in page
+
+
+def test_plain_nbgrader_autograde_is_sandboxed_too(tmp_path):
+    course = Course.from_repo(tmp_path / "course", [ASSIGNMENT])
+    course.generate_assignment(ASSIGNMENT)
+    release = nbformat.read(str(course.root / "release" / ASSIGNMENT / SOURCE.name), as_version=4)
+    attack = next(a for a in ATTACKS if a.name == "read_solutions")
+    forge = next(a for a in ATTACKS if a.name == "forge_grades")
+    notebook = _with_cell(release, attack.code(course=str(course.root)) + "\n" + forge.cell, last=False)
+    folder = course.root / "submitted" / "mallory" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    nbformat.write(notebook, str(folder / SOURCE.name))
+    source_before = _stat_digest(course.root / "source")
+    course.autograde(ASSIGNMENT)
+    assert _score(course, "mallory") == 0.0
+    assert _stat_digest(course.root / "source") == source_before
+    graded = nbformat.read(str(course.root / "autograded" / "mallory" / ASSIGNMENT / SOURCE.name), as_version=4)
+    said = "".join(o.get("text", "") for c in graded.cells if c.cell_type == "code" for o in c.outputs)
+    assert "exec reference solutions failed" in said and "forge gradebook failed" in said

@@ -1,0 +1,134 @@
+"""The grading sandbox on its own: what a kernel sees, its limits, and what happens without bubblewrap.
+
+One sandboxed kernel (the real :class:`SandboxedKernelManager`, driven by nbclient as nbgrader
+drives it) runs a notebook of probes; the pure parts (the command line, the feedback
+scrubber, the status order) are checked without a kernel.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from dplib.grading import sandbox
+from dplib.grading.course import REPO_ROOT
+from dplib.grading.outcomes import Status, take_notes
+from dplib.grading.preprocessors import scrub, secret_lines
+
+PROBES = {
+    "visible": "import os\nprint(os.path.exists({repo!r}), os.path.exists({home!r}) and os.listdir({home!r}))",
+    "writes": "open('mine.txt', 'w').write('ok')\nprint(open('mine.txt').read())",
+    "network": "import socket\ntry:\n    socket.create_connection(('1.1.1.1', 53), timeout=2)\nexcept OSError as e:\n"
+               "    print('no network', e.errno)",
+    "big_file": "try:\n    open('big.bin', 'wb').write(b'x' * (3 * 2**20))\nexcept OSError as e:\n    print('EFBIG', e.errno)",
+    "processes": "import subprocess\nkids = []\ntry:\n    for _ in range(40):\n"
+                 "        kids.append(subprocess.Popen(['sleep', '4245']))\nexcept OSError:\n    print('fork refused')\n"
+                 "print(len(kids))",
+    "environment": "import os\nprint(sorted(k for k in os.environ if k.startswith(('JPY', 'DPLIB', 'PYTEST'))))",
+}
+
+
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory):
+    if sandbox.bwrap_problem():
+        pytest.fail(f"the grading sandbox cannot run here: {sandbox.bwrap_problem()}")
+    work = tmp_path_factory.mktemp("work")
+    cells = [nbformat.v4.new_code_cell(code.format(repo=str(REPO_ROOT / "source"), home=str(Path.home())))
+             for code in PROBES.values()]
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    take_notes()
+
+    class Limited(sandbox.SandboxedKernelManager):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.file_size_limit, self.process_limit = 2**20, 25
+
+    NotebookClient(notebook, timeout=60, kernel_manager_class=Limited,
+                   resources={"metadata": {"path": str(work)}}).execute()
+    said = {name: "".join(o.get("text", "") for o in cell.outputs) for name, cell in zip(PROBES, notebook.cells)}
+    return said, take_notes(), work
+
+
+@pytest.mark.pipeline
+def test_the_kernel_sees_only_its_folder_and_the_libraries(probed):
+    said, _, work = probed
+    # not source/; of $HOME at most the folders that lead to the Python installation (pyenv keeps it there)
+    seen_in_home = ast.literal_eval(said["visible"].split(" ", 1)[1].strip()) or []
+    assert said["visible"].startswith("False ") and set(seen_in_home) < set(os.listdir(Path.home())) | {None}
+    assert all(Path(sys.base_prefix).resolve().is_relative_to(Path.home() / name) for name in seen_in_home)
+    assert said["writes"].strip() == "ok" and (work / "mine.txt").read_text() == "ok"
+    assert "no network" in said["network"]
+    assert said["environment"].strip() == "[]"
+
+
+@pytest.mark.pipeline
+def test_limits_hold_and_are_noted(probed):
+    said, notes, work = probed
+    assert "EFBIG 27" in said["big_file"] and (work / "big.bin").stat().st_size == 2**20
+    assert "fork refused" in said["processes"]
+    probe = sandbox.KernelCgroup(2**30, 10)
+    can_limit_processes = probe.pids is not None
+    probe.remove()
+    if can_limit_processes:  # noted where the machine lets the grader make a cgroup
+        assert Status.PROCESS_LIMIT in [status for status, _ in notes]
+
+
+def test_the_command_binds_dplib_but_not_the_repository_or_home(tmp_path):
+    command = sandbox.bwrap_command([sys.executable, "-m", "ipykernel_launcher", "-f", "x"], tmp_path, tmp_path)
+    binds = [command[i + 1] for i, arg in enumerate(command) if arg in ("--bind", "--ro-bind")]
+    assert str(sandbox.DPLIB_DIR) in binds and str(REPO_ROOT) not in binds and str(Path.home()) not in binds
+    assert [command[i + 1] for i, arg in enumerate(command) if arg == "--bind"] == [str(tmp_path)] * 2
+    assert {"--unshare-all", "--die-with-parent", "--clearenv"} <= set(command)
+    assert command[command.index("--") + 1:] == [sys.executable, "-m", "ipykernel_launcher", "-f", "x"]
+
+
+def test_without_bubblewrap_grading_stops_with_the_fix(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.delenv(sandbox.OPT_OUT_VARIABLE, raising=False)
+    sandbox.bwrap_problem.cache_clear()
+    try:
+        with pytest.raises(sandbox.SandboxUnavailable, match="apt-get install bubblewrap"):
+            sandbox.require_sandbox()
+        monkeypatch.setenv(sandbox.OPT_OUT_VARIABLE, "1")
+        with pytest.warns(RuntimeWarning, match="UNSANDBOXED"):
+            assert sandbox.require_sandbox() is False
+    finally:
+        sandbox.bwrap_problem.cache_clear()
+
+
+def test_scrub_removes_quoted_secret_lines_verbatim_or_escaped():
+    source = ("def check():\n    ### BEGIN HIDDEN TESTS\n    assert uniqueness(table, ['zip']) == 0.25\n"
+              "    ### END HIDDEN TESTS\n    assert True")
+    secrets = secret_lines([source])
+    assert secrets == {"assert uniqueness(table, ['zip']) == 0.25"}
+    text = "mine\n" + repr([source]) + "\n  assert uniqueness(table, ['zip']) == 0.25  <- here\nalso mine"
+    assert scrub(text, secrets) == ("mine\nalso mine", 2)
+
+
+def test_status_order_puts_the_cause_before_its_symptom():
+    assert Status.worst(Status.KERNEL_DIED, Status.MEMORY_LIMIT) == Status.MEMORY_LIMIT
+    assert Status.worst() == Status.OK and Status.worst("ok", "timed_out") == Status.TIMED_OUT
+    assert f"{Status.TOO_LARGE}" == "too_large" and Status.KILLED == "killed"
+    assert os.environ.get(sandbox.OPT_OUT_VARIABLE) is None
+
+
+@pytest.mark.pipeline
+def test_a_kernel_past_its_cpu_seconds_is_stopped_and_noted(tmp_path):
+    class ThreeSeconds(sandbox.SandboxedKernelManager):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.cpu_limit = 3
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("while True:\n    pass")])
+    take_notes()
+    client = NotebookClient(notebook, timeout=60, kernel_manager_class=ThreeSeconds,
+                            resources={"metadata": {"path": str(tmp_path)}})
+    with pytest.raises(Exception, match="Kernel died"):
+        client.execute()
+    assert [status for status, _ in take_notes()] == [Status.CPU_LIMIT]
