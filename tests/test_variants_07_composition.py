@@ -11,7 +11,7 @@ run shows the two written answers waiting for a human grader.
 import pytest
 
 from dplib.grading import Course
-from dplib.grading.variants import Variant, grade_variants, unmet_expectations
+from helpers.variants import Variant, grade_variants, unmet_expectations
 
 ASSIGNMENT = "07_composition"
 SEQUENTIAL = "test_sequential_epsilon_adds_up"

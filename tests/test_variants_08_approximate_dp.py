@@ -2,7 +2,7 @@
 
 import pytest
 
-from dplib.grading.variants import Variant, grade_variants, unmet_expectations
+from helpers.variants import Variant, grade_variants, unmet_expectations
 
 ALL_TESTS = (
     "test_gaussian_sigma_classic_bound",
