@@ -1,0 +1,138 @@
+"""dplib.grading.similarity: copies are found through renaming, layout and reordering; honest work is not paired."""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import textwrap
+
+import nbformat
+import pytest
+
+import dplib
+from dplib.grading.course import REPO_ROOT
+from dplib.grading.similarity import (
+    MIN_TOKENS, THRESHOLD, copy_flags, find_matches, minimum_sizes, normalize, report_html,
+)
+from dplib.grading.variants import notebook_with
+
+SOURCES = {p.parent.name: p for p in sorted((REPO_ROOT / "source").glob("*/*.ipynb"))}
+LAPLACE = SOURCES["02_laplace"]
+
+ORIGINAL = '''def laplace_mech(value, sensitivity, epsilon, rng=None):
+    """value + Laplace noise."""
+    if not (epsilon > 0 and epsilon != float("inf")):
+        raise ValueError("epsilon must be a finite number > 0")
+    if not (sensitivity >= 0 and sensitivity != float("inf")):
+        raise ValueError("sensitivity must be a finite number >= 0")
+    scale = sensitivity / epsilon
+    generator = np.random.default_rng(rng)
+    if np.ndim(value) == 0:
+        return float(value) + generator.exponential(scale) * generator.choice([-1, 1])
+    result = np.array(value, dtype=float)
+    signs = generator.choice([-1, 1], size=result.shape)
+    return result + signs * generator.exponential(scale, size=result.shape)'''
+
+# The same code: names changed, statements swapped, comments added, reformatted, docstring gone.
+DISGUISED = '''def laplace_mech(v, s, eps, rng=None):
+    # my own checks
+    if not (s >= 0 and s != float("inf")):
+        raise ValueError("sensitivity has to be finite and >= 0")
+    if not (eps > 0 and eps != float("inf")):
+        raise ValueError("epsilon has to be finite and > 0")
+    g = np.random.default_rng(rng)   # the generator
+    b = s / eps
+    if np.ndim(v) == 0:
+        return (float(v)
+                + g.exponential(b) * g.choice([-1, 1]))
+    out = np.array(v, dtype=float)
+    sgn = g.choice([-1, 1], size=out.shape)
+    return out + sgn * g.exponential(b, size=out.shape)'''
+
+
+def variants_module(assignment: str):
+    path = REPO_ROOT / "tests" / f"test_variants_{assignment}.py"
+    spec = importlib.util.spec_from_file_location(f"_variants_{assignment}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def honest_variants(assignment: str) -> dict:
+    """The variants of tests/test_variants_<assignment>.py that are right but different (no test loses points)."""
+    return {v.name: v.replacements for v in variants_module(assignment).VARIANTS if v.replacements and not v.zero}
+
+
+def body_of(function) -> str:
+    """The statements of a function, without its signature and docstring, as a student would paste them."""
+    source = textwrap.dedent(inspect.getsource(function))
+    lines = source.split("\n")
+    tree = __import__("ast").parse(source).body[0]
+    first = tree.body[1].lineno if isinstance(tree.body[0], __import__("ast").Expr) else tree.body[0].lineno
+    return "\n".join(lines[first - 1:])
+
+
+def test_normalizing_forgets_names_layout_comments_docstrings_and_order():
+    a = "def f(x, y):\n    '''doc'''\n    total = x + y  # sum\n    other = x * 2\n    return total - other"
+    b = "def g(p, q):\n    o = p * 2\n    t = (p +\n         q)\n    return t - o"
+    assert normalize(a) == normalize(b)
+    assert normalize(a) != normalize(a.replace("x * 2", "x * 3"))
+
+
+def test_a_classmates_cell_renamed_reformatted_and_reordered_is_found():
+    submissions = {
+        "ada": notebook_with(LAPLACE, {"laplace_mech_solution": ORIGINAL}),
+        "bo": notebook_with(LAPLACE, {"laplace_mech_solution": DISGUISED}),
+        "cy": notebook_with(LAPLACE, {}),  # the reference
+    }
+    matches = find_matches(submissions, LAPLACE, "02_laplace")
+    assert {(m.student, m.other, m.grade_id) for m in matches} == {
+        ("ada", "bo", "laplace_mech_solution"), ("bo", "ada", "laplace_mech_solution")}
+    assert all(m.score >= THRESHOLD for m in matches) and matches[0].score > 0.9
+    assert copy_flags(matches)[("bo", "02_laplace")] == (
+        f"copy: laplace_mech_solution matches the submission of ada (similarity {matches[0].score:.2f})",)
+
+
+def test_pasting_dplibs_body_is_flagged_as_copying_dplib():
+    pasted = "def laplace_mech(value, sensitivity, epsilon, rng=None):\n" + textwrap.indent(
+        body_of(dplib.laplace_mech), "    ") + "\n"
+    pasted = pasted.replace("scale", "b").replace("noise", "z")  # and a little renaming
+    submissions = {"dee": notebook_with(LAPLACE, {"laplace_mech_solution": pasted}), "cy": notebook_with(LAPLACE, {})}
+    (match,) = find_matches(submissions, LAPLACE, "02_laplace")
+    assert (match.student, match.other, match.grade_id) == ("dee", "dplib.laplace_mech", "laplace_mech_solution")
+    assert match.score >= 0.9 and "_laplace_noise" in match.other_code
+    assert match.flag().startswith("copy: laplace_mech_solution matches dplib's implementation dplib.laplace_mech")
+
+
+@pytest.mark.parametrize("assignment", ["01_definition", "02_laplace", "03_randomized_response", "04_generalized_rr",
+                                        "05_estimation", "06_exponential_fairness"])
+def test_honest_independent_solutions_are_not_paired(assignment):
+    source = SOURCES[assignment]
+    variants = honest_variants(assignment)
+    assert variants, "each assignment has right-but-different variants"
+    submissions = {name: notebook_with(source, replacements) for name, replacements in variants.items()}
+    submissions["reference"] = nbformat.read(str(source), as_version=4)
+    assert find_matches(submissions, source, assignment) == []
+
+
+def test_one_line_exercises_are_never_reported():
+    sizes = minimum_sizes(LAPLACE)
+    assert sizes["proportion_sensitivity_solution"] < MIN_TOKENS <= sizes["laplace_mech_solution"]
+    same = {"proportion_sensitivity_solution": "def proportion_sensitivity(n):\n    return n ** -1.0",
+            "laplace_tail_solution": "def laplace_tail(t, s, e):\n    return math.e ** (-(t * e / s))"}
+    submissions = {"ada": notebook_with(LAPLACE, same), "bo": notebook_with(LAPLACE, same)}
+    assert find_matches(submissions, LAPLACE, "02_laplace") == []
+
+
+def test_the_report_shows_both_cells_escaped_side_by_side():
+    submissions = {
+        "ada": notebook_with(LAPLACE, {"laplace_mech_solution": ORIGINAL + "\n# <script>alert(1)</script>"}),
+        "bo": notebook_with(LAPLACE, {"laplace_mech_solution": DISGUISED}),
+    }
+    matches = find_matches(submissions, LAPLACE, "02_laplace")
+    page = report_html("02_laplace", matches, sizes=minimum_sizes(LAPLACE))
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert page.count("<section>") == 1, "a pair is shown once"
+    assert "generator.exponential" in page and "g.exponential" in page
+    assert "proportion_sensitivity_solution" in page, "the exercises too small to compare are named"
+    assert "No pair above the threshold" in report_html("02_laplace", [])
