@@ -201,6 +201,9 @@ PATH_WRITE_METHODS = {"to_csv", "to_pickle", "to_parquet", "to_excel", "to_json"
 NUMPY_WRITERS = {"save", "savez", "savez_compressed", "savetxt", "tofile", "memmap"}
 #: Test helper names a solution must not rebind (the guard restores them; rebinding is still a flag).
 TEST_HELPER = re.compile(r"^(?:check_\w+|disabled|quiet|binomial_bounds|DelegationError)$")
+#: What these names mean when no import in the notebook binds them (a cell run after a kernel restart).
+CONVENTIONAL_NAMES = {"dplib": "dplib", "np": "numpy", "numpy": "numpy", "pd": "pandas", "pandas": "pandas",
+                      "math": "math", "sys": "sys", "os": "os", "builtins": "builtins"}
 #: Strings that, found in a constant string expression, name something a solution has no business with.
 SENSITIVE_STRINGS = re.compile(
     r"get_ipython|_getframe|settrace|setprofile|showtraceback|do_execute|execute_reply|dplib\.testing|"
@@ -409,6 +412,7 @@ class _Reviewer:
 
     def __init__(self):
         self.aliases: dict[str, str] = {}  # local name -> dotted path of what it is bound to
+        self.local: set[str] = set()  # names the student bound to something else
         self.constants: dict[str, object] = {}  # local name -> constant value
         self.flags: list[Flag] = []
         self.cell, self.solution, self.defined = "", False, set()
@@ -435,6 +439,7 @@ class _Reviewer:
             constant = constant_value(value, self.constants) if value is not None else None
             self.aliases.pop(target.id, None)
             self.constants.pop(target.id, None)
+            self.local.add(target.id)
             if path:
                 self.aliases[target.id] = path
             elif constant is not None:
@@ -452,6 +457,8 @@ class _Reviewer:
                 return self.aliases[node.id]
             if hasattr(builtins, node.id) or node.id in ("get_ipython", "__builtins__"):
                 return f"builtins.{node.id}"
+            if node.id in CONVENTIONAL_NAMES and node.id not in self.local:
+                return CONVENTIONAL_NAMES[node.id]
             return None
         if isinstance(node, ast.Attribute):
             owner = self.resolve(node.value)
@@ -602,7 +609,7 @@ class _Reviewer:
 
     def check_delegation(self, node: ast.AST, name: str, path: str | None) -> None:
         """An exercise's function bound to, or returning, dplib's function of the same name."""
-        if self.solution and path and path.split(".")[0] == "dplib" and path.split(".")[-1] == name:
+        if path and path.split(".")[0] == "dplib" and path.split(".")[-1] == name:
             self.flag(node, "delegates to dplib", f"{name} is dplib's own {path}")
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -680,8 +687,9 @@ class _Reviewer:
             self.visit(decorator)
         self.visit(node.args)
         self.aliases.pop(node.name, None)
+        self.local.add(node.name)
         self.visit_block(node.body)
-        if self.solution and node.name in self.defined:
+        if node.name in self.defined:
             for inner in ast.walk(node):
                 if isinstance(inner, ast.Return) and isinstance(inner.value, ast.Call):
                     self.check_delegation(inner, node.name, self.resolve(inner.value.func))
@@ -881,13 +889,14 @@ def comment_in_gradebook(gradebook, student: str, assignment: str, flags_by_note
         except MissingEntry:
             continue
         notebook.flagged = True
-        comments = sorted(notebook.comments, key=lambda c: getattr(c.cell, "id", ""))
         order = {cell.name: i for i, cell in enumerate(notebook.notebook.source_cells)}
         comments = sorted(notebook.comments, key=lambda c: order.get(c.name, 1 << 30))
         if comments:
             comment = comments[0]
-            previous = (comment.auto_comment or "").split(REVIEW_HEADING)[0].rstrip()
-            text = REVIEW_HEADING + "\n" + "\n".join(f"- {flag}" for flag in flags)
+            previous, _, listed = (comment.auto_comment or "").partition(REVIEW_HEADING)
+            previous = previous.rstrip()
+            known = [line[2:] for line in listed.split("\n") if line.startswith("- ")]
+            text = REVIEW_HEADING + "\n" + "\n".join(f"- {flag}" for flag in dict.fromkeys(known + list(flags)))
             comment.auto_comment = f"{previous}\n\n{text}".strip() if previous and previous != "No response." else text
         done += 1
     gradebook.db.commit()
