@@ -136,3 +136,47 @@ def test_the_report_shows_both_cells_escaped_side_by_side():
     assert "generator.exponential" in page and "g.exponential" in page
     assert "proportion_sensitivity_solution" in page, "the exercises too small to compare are named"
     assert "No pair above the threshold" in report_html("02_laplace", [])
+
+
+# --- the demo's copiers (dplib.grading.copying) ------------------------------------------------------------
+
+
+def _small_class(tmp_path, assignment: str):
+    """Four honest students (the reference), a partial and a warnings one, two copiers, written like the demo's."""
+    import shutil
+
+    import numpy as np
+
+    from dplib.grading import simulation
+    from dplib.grading.copying import copy_submissions
+
+    source, release = SOURCES[assignment], REPO_ROOT / "release" / assignment / SOURCES[assignment].name
+    (tmp_path / "source" / assignment).mkdir(parents=True)
+    shutil.copy(source, tmp_path / "source" / assignment)
+    names = ["correct"] * 4 + ["partial", "warnings", "copies_classmate", "copies_dplib", "delegates"]
+    kinds = {(f"s{i}", assignment): kind for i, kind in enumerate(names)}
+    texts, rng = {}, np.random.default_rng(1)
+    for (student, _), kind in kinds.items():
+        texts[student, assignment, release.name] = text = simulation.make_submission(kind, release, source, rng)
+        (tmp_path / "submitted" / student / assignment).mkdir(parents=True)
+        (tmp_path / "submitted" / student / assignment / release.name).write_text(text)
+    return kinds, copy_submissions(tmp_path, kinds, texts, np.random.default_rng(2))
+
+
+@pytest.mark.parametrize("assignment", sorted(SOURCES))
+def test_the_demo_copiers_are_found_and_nobody_else(tmp_path, assignment):
+    from dplib.grading.review import review_flags
+    from dplib.grading.similarity import write_report
+
+    kinds, sources = _small_class(tmp_path, assignment)
+    page, matches = write_report(tmp_path, assignment)
+    copier = next(s for (s, _), k in kinds.items() if k == "copies_classmate")
+    pasted = next(s for (s, _), k in kinds.items() if k == "copies_dplib")
+    author = sources[copier, assignment]
+    assert kinds[author, assignment] == "correct" and sources[pasted, assignment] == "dplib"
+    pairs = {(m.student, m.other.split(".")[0]) for m in matches}
+    assert pairs == {(copier, author), (author, copier), (pasted, "dplib")}
+    assert page == tmp_path / "similarity" / f"{assignment}.html" and copier in page.read_text()
+    for student in (author, copier):  # the author's own way of writing raises no review flag
+        assert review_flags(tmp_path / "submitted" / student / assignment / SOURCES[assignment].name,
+                            SOURCES[assignment]) == ()
