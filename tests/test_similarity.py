@@ -180,3 +180,21 @@ def test_the_demo_copiers_are_found_and_nobody_else(tmp_path, assignment):
     for student in (author, copier):  # the author's own way of writing raises no review flag
         assert review_flags(tmp_path / "submitted" / student / assignment / SOURCES[assignment].name,
                             SOURCES[assignment]) == ()
+
+
+@pytest.mark.pipeline
+def test_the_simulated_class_report_names_exactly_its_copiers(tmp_path):
+    """What `make demo` builds (a smaller class): the report pairs the copiers with their sources, nobody else."""
+    from dplib.grading.simulation import build_class
+    from dplib.grading.similarity import write_report
+
+    course, kinds = build_class(tmp_path / "demo", n_students=16, assignments=["02_laplace"], progress=False)
+    _, matches = write_report(course.root, "02_laplace")
+    copiers = {s for (s, _), k in kinds.items() if k in ("copies_classmate", "copies_dplib")}
+    assert copiers and {m.student for m in matches if m.other.startswith("dplib.")} == {
+        s for (s, _), k in kinds.items() if k == "copies_dplib"}
+    classmate_pairs = {(m.student, m.other) for m in matches if not m.other.startswith("dplib.")}
+    (copier,) = [s for (s, _), k in kinds.items() if k == "copies_classmate"]
+    (author,) = {other for student, other in classmate_pairs if student == copier}
+    assert classmate_pairs == {(copier, author), (author, copier)} and kinds[author, "02_laplace"] == "correct"
+    assert (course.root / "similarity" / "02_laplace.html").exists()

@@ -33,7 +33,7 @@ test calls the student's function, the cells' source is first dropped from ``lin
 What it does not do: undo mutations of data (a test should build its own data rather
 than trust a notebook global), or stop code that attacks the guard itself or the
 files of the course (that needs an OS-level sandbox). The classroom tool flags such
-code for review (:func:`dplib.grading.classroom.review_flags`).
+code for review (:func:`dplib.grading.review.review_flags`).
 """
 
 from __future__ import annotations
