@@ -121,7 +121,6 @@ SYS_REASONS = {
 }
 #: ``os`` attributes a correct answer may use.
 OS_ALLOWED = {"path", "sep", "linesep", "cpu_count", "fspath", "getcwd"}
-OS_PATH_WRITERS: set[str] = set()
 OS_REASONS = [
     (("_exit", "kill", "killpg", "abort"), "kills the kernel or another process (os.{})"),
     (("system", "popen", "fork", "forkpty", "execv", "execve", "execl", "execlp", "execvp", "execvpe",
@@ -544,8 +543,6 @@ class _Reviewer:
             self.flag(node, "dynamic code", f"builds functions or code objects ({path})")
         if path == "weakref.finalize":
             self.flag(node, "dynamic code", "registers code to run when an object is collected (weakref.finalize)")
-        if path in ("io.open", "codecs.open", "pathlib.Path.open", "os.open"):
-            pass  # decided by the mode (see visit_Call)
 
     def check_dunder(self, node: ast.AST, name: str) -> None:
         if name.startswith("__") and name.endswith("__") and name not in DUNDER_ALLOWED:
@@ -784,8 +781,6 @@ class _Reviewer:
             self.check_open(node, function)
         if function == "builtins.type" and len(node.args) == 3:
             self.flag(node, "dynamic code", "builds a class at run time with type(name, bases, namespace)")
-        if function in ("builtins.globals", "builtins.locals", "builtins.vars"):
-            pass  # flagged as a name
         if isinstance(node.func, ast.Attribute) and node.func.attr in PATH_WRITE_METHODS and (
                 node.args or any(k.arg in ("path_or_buf", "path", "excel_writer", "buf", "name") for k in node.keywords)):
             self.flag(node, "writes files", f"writes a file ({node.func.attr})")
