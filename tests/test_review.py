@@ -159,6 +159,7 @@ def test_introspection_and_process_control_are_flagged(code, kind, words):
     ("d = np.__dict__", "__dict__"),
     ("c = (lambda: 0).__closure__", "__closure__"),
     ("f = getattr(check_close, '__kw' + 'defaults__')", "__kwdefaults__"),
+    ("h = getattr(check_close, '__wrapped__', check_close)\nh.__kwdefaults__.update(atol=1e9)", "__kwdefaults__"),
 ])
 def test_dunder_access_is_flagged(code, words):
     assert_flagged(code, "dunder access", words)

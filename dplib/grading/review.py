@@ -748,6 +748,7 @@ class _Reviewer:
             self.check_path(node, path)
             owner = node.value
             while isinstance(owner, ast.Attribute):
+                self.check_dunder(owner, owner.attr)  # a.__kwdefaults__.update: every link is checked
                 owner = owner.value
             if isinstance(owner, (ast.Call, ast.Subscript)):
                 self.visit(owner)  # e.g. the __import__("os") of __import__("os").system
