@@ -27,18 +27,25 @@ _COMMUTATIVE = (ast.Mult,)
 
 
 class _OwnWay(ast.NodeTransformer):
-    """The same computation written differently: ``return f(x)`` -> ``result = f(x); return result``, ``a * b`` -> ``b * a``."""
+    """The same computation written differently.
+
+    ``return f(x)`` -> ``answer = f(x); return answer``; ``a * b`` -> ``b * a``; ``x / y`` ->
+    ``1.0 / y * x``; ``a < b`` -> ``b > a``.
+    """
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         self.generic_visit(node)
+        if isinstance(node.op, ast.Div):  # x / y -> (1.0 / y) * x
+            return ast.BinOp(ast.BinOp(ast.Constant(1.0), ast.Div(), node.right), ast.Mult(), node.left)
         if isinstance(node.op, _COMMUTATIVE):
             node.left, node.right = node.right, node.left
         return node
 
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
         self.generic_visit(node)
-        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
-            node.left, node.comparators = node.comparators[0], [node.left]
+        flipped = {ast.Eq: ast.Eq, ast.NotEq: ast.NotEq, ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
+        if len(node.ops) == 1 and type(node.ops[0]) in flipped:  # a < b -> b > a
+            node.left, node.comparators, node.ops = node.comparators[0], [node.left], [flipped[type(node.ops[0])]()]
         return node
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:

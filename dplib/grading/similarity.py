@@ -20,9 +20,11 @@ fingerprints in dplib's (a pasted body sits inside dplib's function with its val
 :data:`MIN_TOKENS` tokens (a one-line formula such as ``return 1.0 / n``) is never
 reported: everybody writes the same line. :func:`minimum_sizes` lists each exercise's size.
 
-**The reference solution.** A cell as close to the instructor's reference solution as to
-the other cell is not reported: both may come from the published solution (and the demo's
-honest students hand in exactly the reference), so it says nothing about the two students.
+**Common sources.** Two cells that both contain the instructor's reference solution nearly
+whole (perhaps with lines of their own), or are no closer to each other than to it, are not
+reported against each other: both may come from the published solution (and the demo's
+honest students hand in the reference), so it says nothing about the two students. Two
+copies of the same dplib function are each reported as copying dplib, not as a pair.
 """
 
 from __future__ import annotations
@@ -208,11 +210,27 @@ def find_matches(submissions: dict[str, object], source, assignment: str = "", t
         for grade_id in sorted(set(cells[first]) & set(cells[second])):
             (code_a, a), (code_b, b) = cells[first][grade_id], cells[second][grade_id]
             score = jaccard(a, b)
-            reference = references.get(grade_id, frozenset())
-            if score >= threshold and score > min(jaccard(a, reference), jaccard(b, reference)):
+            if score >= threshold and not _common_source(a, b, references.get(grade_id, frozenset()),
+                                                         (dplib_prints.get(grade_id) or (None, None, frozenset()))[2],
+                                                         score, threshold):
                 matches.append(Match(assignment, grade_id, first, second, round(score, 3), code_a, code_b))
                 matches.append(Match(assignment, grade_id, second, first, round(score, 3), code_b, code_a))
     return matches
+
+
+def _common_source(a: frozenset, b: frozenset, reference: frozenset, library: frozenset, score: float,
+                   threshold: float) -> bool:
+    """Whether what two cells share is explained by a source both had: the reference solution or dplib.
+
+    Both contain the reference solution nearly whole (perhaps with lines of their own), or
+    are no closer to each other than to it; or both are copies of dplib's function (each
+    reported as such).
+    """
+    if reference and containment(reference, a) >= threshold and containment(reference, b) >= threshold:
+        return True
+    if reference and score <= min(jaccard(a, reference), jaccard(b, reference)):
+        return True
+    return bool(library) and containment(a, library) >= threshold and containment(b, library) >= threshold
 
 
 def course_matches(root: Path, assignment: str, **kwargs) -> list[Match]:
