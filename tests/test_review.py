@@ -203,6 +203,7 @@ def test_fake_values_are_flagged(code, words):
     ("t = getattr(dplib, 'test' + 'ing')", "tampering", "dplib.testing"),
     ("from dplib.grading import guard\nguard.restore = print", "tampering", "dplib.grading"),
     ("from dplib.testing import check_close", "tampering", "imports check_close from dplib.testing"),
+    ("from dplib.laplace import *", "delegates to dplib", "imports every function of dplib.laplace"),
     ("np.allclose = lambda *a, **k: True", "tampering", "replaces numpy.allclose"),
     ("math.inf = 7.0", "tampering", "replaces math.inf"),
     ("pd.Series.__eq__ = lambda a, b: True", "tampering", "replaces pandas.Series.__eq__"),

@@ -593,6 +593,11 @@ class _Reviewer:
                                                  "grading guard are not part of an answer")
                 else:
                     self.check_path(node, f"{node.module}.{alias.name}")
+                if alias.name == "*":
+                    if node.module.split(".")[0] == "dplib":
+                        self.flag(node, "delegates to dplib", f"imports every function of {node.module} (import *): "
+                                                              "the exercises may be answered by dplib's own")
+                    continue
                 self.check_binding(node, alias.asname or alias.name)
                 self.check_delegation(node, alias.asname or alias.name, f"{node.module}.{alias.name}")
         self.bind_imports(node)
