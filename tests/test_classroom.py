@@ -162,12 +162,14 @@ def test_review_flags_point_at_tampering_and_delegation(tmp_path):
         new_code_cell("import builtins\nbuiltins.abs = lambda x: 0", metadata=read_only),  # ours: skipped
         new_code_cell("uniqueness = dplib.uniqueness", metadata=solution),
         new_code_cell("np.allclose = lambda *a, **k: True\nimport os\nos._exit(1)"),
-        new_code_cell("total = np.sum([1, 2])  # fine", metadata=solution),
+        new_code_cell("total = np.sum([1, 2])  # fine", metadata={"nbgrader": {**solution["nbgrader"], "grade_id": "g_solution"}}),
     ])
     path = tmp_path / "nb.ipynb"
     nbformat.write(notebook, str(path))
-    assert review_flags(path) == (
-        "delegates uniqueness to dplib", "replaces a library attribute", "may kill or hang the kernel",
+    assert review_flags(path) == (  # issue 12: dplib.grading.review, "kind: reason (cell, line)"
+        "delegates to dplib: uniqueness is dplib's own dplib.uniqueness (f_solution, line 1)",
+        "tampering: replaces numpy.allclose, a library attribute the tests use (cell 2, line 1)",
+        "process control: kills the kernel or another process (os._exit) (cell 2, line 3)",
     )
     path.write_text("{ broken")
     assert review_flags(path) == ()

@@ -15,8 +15,8 @@ this one process. Each submission ends with an :class:`~dplib.grading.outcomes.O
 whose :class:`~dplib.grading.outcomes.Status` says what happened (``ok``, ``timed_out``,
 a limit hit, ``kernel_died``, ``missing``, ``refused``, ``error`` / ``killed`` = not graded,
 ...). Outcomes are kept in ``autograded/grading_outcomes.csv`` and joined into
-``grades.csv``, with *review flags*: code patterns (rebinding builtins, killing the
-kernel, touching files, delegating to dplib, ...) worth a human look, whatever the score.
+``grades.csv``, with *review flags*: what the syntax-tree review (:mod:`dplib.grading.review`)
+and copy detection (:mod:`dplib.grading.similarity`) found worth a human look, whatever the score.
 ``--no-sandbox`` grades where bubblewrap cannot run (unsafe; ``sandboxed=False`` rows).
 """
 
@@ -39,6 +39,9 @@ from dplib.grading import sandbox
 from dplib.grading.course import Course, assignments_in
 from dplib.grading.outcomes import OUTCOMES_FILE, UNGRADED, Outcome, Status, read_outcomes, write_outcomes
 from dplib.grading.pool import run_tasks
+# Review flags: a syntax-tree review of every submission (dplib.grading.review) and, after grading,
+# copies found across the class (dplib.grading.similarity, see add_copy_flags).
+from dplib.grading.review import comment_in_gradebook, review_flags
 
 GRADE_FIELDS = [
     "student_id", "first_name", "last_name", "assignment", "score", "max_score", "percent",
@@ -46,50 +49,6 @@ GRADE_FIELDS = [
 ]
 # Characters nbgrader reads as a glob pattern in a student id (``x[1]`` would grade ``x1``).
 PATTERN_CHARACTERS = re.compile(r"[*?\[\]\x00-\x1f]")
-
-
-# --- review flags -----------------------------------------------------------------------------------
-
-REVIEW_PATTERNS = {
-    "rebinds builtins": r"\bbuiltins\b|__builtins__",
-    "uses the IPython shell": r"get_ipython\s*\(",
-    "replaces a library attribute": r"\b(?:np|numpy|pd|pandas|math|scipy|stats|dplib|testing)(?:\.\w+)+\s*=(?!=)",
-    "rebinds a test helper": r"^\s*(?:check_\w+|disabled|quiet)\s*=(?!=)|def\s+(?:check_\w+|disabled|quiet)\s*\(",
-    "touches code objects or modules": r"__code__|sys\.modules|\bgc\.|\bctypes\b|importlib",
-    "writes to the display hook": r"displayhook|clear_output",
-    "may kill or hang the kernel": r"os\._exit|(?<![\w.])exit\s*\(|(?<![\w.])quit\s*\(|sys\.exit|\bsignal\.|os\.kill",
-    "starts threads or processes": r"\bthreading\b|\bmultiprocessing\b|\bsubprocess\b|os\.system|os\.fork|os\.exec",
-    "reads the notebook's input history": r"\bIn\s*\[|\(\s*In\s*\)|\b_ih\b|\b_i\d+\b|\bOut\s*\[",
-    "deletes or writes files": r"shutil\.rmtree|os\.remove|os\.unlink|gradebook|sqlite3|open\([^)]*,\s*['\"][wax]",
-}
-_DPLIB_USE = re.compile(r"\bdplib(?:\.\w+)*\.(\w+)|from\s+dplib(?:\.\w+)*\s+import\s+([\w\s,()]+)")
-
-
-def review_flags(notebook_path: Path) -> tuple[str, ...]:
-    """Patterns worth a human look in the cells a student can edit (read-only and test cells are skipped)."""
-    try:
-        cells = json.loads(Path(notebook_path).read_text(errors="replace"))["cells"]
-    except Exception:
-        return ()
-    flags = []
-    for cell in cells:
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        meta = (cell.get("metadata") or {}).get("nbgrader") or {}
-        if isinstance(meta, dict) and meta.get("locked") and not meta.get("solution"):
-            continue
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else str(source)
-        flags += [label for label, pattern in REVIEW_PATTERNS.items() if re.search(pattern, source, re.MULTILINE)]
-        if isinstance(meta, dict) and meta.get("solution"):  # an exercise answered with dplib's own function
-            defined = {name for pair in re.findall(r"^def\s+(\w+)|^(\w+)\s*=", source, re.MULTILINE) for name in pair}
-            used = set()
-            for attribute, imported in _DPLIB_USE.findall(source):
-                used.add(attribute)
-                used.update(re.findall(r"\w+", imported))
-                defined.update(re.findall(r"\w+", imported))
-            flags += [f"delegates {name} to dplib" for name in sorted((defined & used) - {"", "as"})]
-    return tuple(dict.fromkeys(flags))
 
 
 # --- the class ----------------------------------------------------------------------------------------
@@ -213,8 +172,12 @@ def _record(root: Path, gradebook, task: dict, result: dict, feedback: bool) -> 
         _copy_back(result.get("feedback"), root / "feedback" / student / assignment,
                    keep=lambda name: name.endswith(".html"))
     flags: tuple[str, ...] = ()
+    by_notebook = {}  # reviewed against the instructor's notebook; the flags are shown in formgrader
     for notebook in sorted(Path(task["submission"]).glob("*.ipynb")):
-        flags += review_flags(notebook)
+        instructor = root / "source" / assignment / notebook.name
+        by_notebook[notebook.stem] = review_flags(notebook, instructor if instructor.exists() else None)
+        flags += by_notebook[notebook.stem]
+    comment_in_gradebook(gradebook, student, assignment, by_notebook)
     return Outcome(
         student, assignment, status, " | ".join(result.get("messages", [])),
         None if status in UNGRADED else score, maximum,
@@ -330,9 +293,35 @@ def grade_class(
             gradebook.close()
         _rmtree(scratch_base)
     outcomes.sort(key=lambda o: (o.assignment, o.student))
+    outcomes = add_copy_flags(root, outcomes)  # similarity reports and copy flags
     write_outcomes(root, outcomes)
     export_grades(root, csv_path or root / "grades.csv")
     return outcomes
+
+
+def add_copy_flags(root: Path, outcomes: list[Outcome]) -> list[Outcome]:
+    """Write ``similarity/<assignment>.html`` for each graded assignment; add copy flags to the outcomes and formgrader."""
+    from dataclasses import replace
+
+    from nbgrader.api import Gradebook
+
+    from dplib.grading.similarity import copy_flags, write_report
+
+    flags: dict = {}
+    for assignment in sorted({o.assignment for o in outcomes}):
+        try:
+            flags.update(copy_flags(write_report(root, assignment)[1]))
+        except Exception as error:  # a report that fails must not lose the grades
+            print(f"similarity report of {assignment} failed: {error!r}", file=sys.stderr)
+    if flags:
+        with Gradebook(f"sqlite:///{Path(root) / 'gradebook.db'}") as gradebook:
+            for (student, assignment), found in flags.items():
+                names = [p.stem for p in (Path(root) / "source" / assignment).glob("*.ipynb")]
+                # the comment may reach the student's feedback: it does not name the classmate
+                hidden = [f.split(" matches the submission of ")[0] + " matches another submission" + f[f.rindex(" ("):]
+                          if " matches the submission of " in f else f for f in found]
+                comment_in_gradebook(gradebook, student, assignment, {name: hidden for name in sorted(names)[:1]})
+    return [replace(o, flags=o.flags + flags.get((o.student, o.assignment), ())) for o in outcomes]
 
 
 def export_grades(root: Path, path: Path | None = None) -> list[dict]:

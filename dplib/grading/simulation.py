@@ -48,6 +48,9 @@ KINDS = {
     "corrupted": (0.03, "a truncated .ipynb file"),
     "hostile": (0.06, "the untouched release plus one attack of dplib.grading.hostile (sandboxed: earns 0)"),
     "missing": (0.05, "nothing submitted"),
+    # copy detection (dplib.grading.similarity, demo/similarity/<assignment>.html)
+    "copies_classmate": (0.03, "a classmate's answers (written their own way), renamed and reformatted"),
+    "copies_dplib": (0.03, "dplib's own functions pasted in, renamed"),
 }
 MARKER = ".dplib-demo"  # marks a folder this module created (and may delete)
 STUB = "raise NotImplementedError()"
@@ -155,6 +158,8 @@ def make_submission(kind: str, release: Path, source: Path, rng: np.random.Gener
     solve = set(range(len(code_solutions)))
     if kind == "partial":
         solve = set(rng.choice(len(code_solutions), size=max(1, len(code_solutions) // 2), replace=False).tolist())
+    if kind in ("copies_classmate", "copies_dplib"):
+        kind = "correct"  # rewritten by dplib.grading.copying.copy_submissions once the whole class exists
     for index, cell in enumerate(code_solutions):
         answer = _solution_code(reference[_grade_id(cell)])
         if kind in ("wrong", "monkeypatch"):
@@ -221,15 +226,20 @@ def build_class(target: Path, n_students: int = 30, assignments: list[str] | Non
             gradebook.update_or_create_student(student_id, first_name=first, last_name=last)
     kinds = assign_kinds([s for s, _, _ in roster], names, seed)
     rng = np.random.default_rng(seed + 1)
+    texts = {}  # copiers need their classmate's text (see _copy_submissions)
     for (student, assignment), kind in tqdm(sorted(kinds.items()), desc="writing submissions", disable=not progress):
         for release in notebooks_of(course.root / "release" / assignment):
             text = make_submission(kind, release, repo / "source" / assignment / release.name, rng)
+            texts[student, assignment, release.name] = text
             if text is None:
                 continue
             folder = course.root / "submitted" / student / assignment
             folder.mkdir(parents=True, exist_ok=True)
             (folder / release.name).write_text(text)
             (folder / "timestamp.txt").write_text("2025-03-01 12:00:00.000000 UTC")
+    from dplib.grading.copying import copy_submissions
+
+    copy_submissions(course.root, kinds, texts, np.random.default_rng(seed + 2))
     return course, kinds
 
 
@@ -328,6 +338,7 @@ def run(target: Path, n_students: int = 30, workers: int | None = None, seed: in
     print(f"grades:   {course.root / 'grades.csv'}")
     print(f"feedback: {course.root / 'feedback'}/<student>/<assignment>/")
     print(f"plot:     {plot}")
+    print(f"copies:   {course.root / 'similarity'}/<assignment>.html")
     return rows
 
 

@@ -1,0 +1,265 @@
+"""dplib.grading.review: every way of tampering issue 12 lists is flagged with its reason; honest code never is."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+
+from dplib.grading import simulation
+from dplib.grading.course import REPO_ROOT
+from dplib.grading.review import Flag, constant_value, review_flags, review_notebook, student_cells
+
+SOURCES = sorted((REPO_ROOT / "source").glob("*/*.ipynb"))
+SOURCE = REPO_ROOT / "source" / "02_laplace" / "02_laplace.ipynb"
+HONEST_KINDS = ("correct", "partial", "warnings")
+
+
+def submission(code: str, grade_id: str = "laplace_mech_solution", source: Path = SOURCE) -> nbformat.NotebookNode:
+    notebook = nbformat.read(str(source), as_version=4)
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
+            cell.source = code
+            return notebook
+    raise KeyError(grade_id)
+
+
+def flags_of(code: str, **kwargs) -> list[Flag]:
+    notebook = submission(code, **kwargs)
+    return [f for f in review_notebook(notebook, SOURCE) if f.cell == kwargs.get("grade_id", "laplace_mech_solution")]
+
+
+def assert_flagged(code: str, kind: str, words: str) -> None:
+    found = flags_of(code)
+    assert any(f.kind == kind and words in f.reason for f in found), f"expected {kind!r} with {words!r}, got {found}"
+
+
+# --- honest work --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.parent.name)
+def test_reference_solutions_raise_no_flag(source):
+    """Every code cell of every reference notebook (solutions and the narrative cells a student may edit)."""
+    assert student_cells(source), "the review must see the solution cells"
+    assert review_notebook(source) == ()
+    assert review_notebook(source, source) == ()
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("kind", HONEST_KINDS)
+def test_honest_demo_students_raise_no_flag(source, kind):
+    release = REPO_ROOT / "release" / source.parent.name / source.name
+    if not release.exists():
+        pytest.skip(f"{source.parent.name} has no release yet")
+    for seed in range(3):
+        text = simulation.make_submission(kind, release, source, np.random.default_rng(seed))
+        assert review_notebook(nbformat.reads(text, as_version=4), source) == ()
+
+
+@pytest.mark.parametrize("code", [
+    "import sys\nprint('debug', file=sys.stderr)\nx = sys.float_info.epsilon",
+    "import os\npath = os.path.join('a', 'b')",
+    "from os import path as p\nq = p.basename('a/b')",
+    "import numpy.testing as t\nt.assert_allclose(1.0, 1.0)",
+    "class Budget:\n    def __init__(self, epsilon):\n        self.epsilon = epsilon",
+    "text = f'epsilon {1.0:.2f}' + ' and more'",
+    "with np.errstate(divide='ignore'):\n    y = np.log(0.0)",
+    "df = pd.DataFrame({'a': [1]})\ncsv_text = df.to_csv()",
+    "result = check_close(1.0, 1.0)",
+])
+def test_honest_idioms_raise_no_flag(code):
+    assert flags_of(code) == []
+
+
+# --- dynamic code and copies of dplib ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("code, kind, words", [
+    ("import inspect\nexec(inspect.getsource(dplib.laplace_mech))", "dynamic code", "exec"),
+    ("import inspect\nexec(inspect.getsource(dplib.laplace_mech))", "introspection", "inspect.getsource"),
+    ("f = eval('lambda x: x')", "dynamic code", "eval"),
+    ("code = compile('x = 1', 'x', 'exec')", "dynamic code", "compile"),
+    ("m = __import__('o' + 's')\nm.system('ls')", "process control", "os.system"),
+    ("import importlib\nm = importlib.import_module('sys')", "introspection", "importlib"),
+    ("name = 'lap' + 'lace_mech'\nlaplace_mech = getattr(dplib, name)", "delegates to dplib", "laplace_mech"),
+    ("n = input()\nf = getattr(np, n)", "dynamic code", "getattr with a computed attribute name"),
+    ("setattr(np, 'allclose', lambda *a, **k: True)", "tampering", "numpy.allclose"),
+    ("globals()['check_close'] = print", "dynamic code", "globals()"),
+    ("vars(dplib.testing)['check_close'] = print", "tampering", "dplib.testing"),
+    ("X = type('X', (float,), {})", "dynamic code", "type(name, bases, namespace)"),
+])
+def test_dynamic_code_is_flagged(code, kind, words):
+    assert_flagged(code, kind, words)
+
+
+def test_delegation_is_flagged_in_every_form():
+    for code in ("laplace_mech = dplib.laplace_mech", "from dplib import laplace_mech",
+                 "from dplib.laplace import laplace_mech as laplace_mech",
+                 "def laplace_mech(value, sensitivity, epsilon, rng=None):\n"
+                 "    return dplib.laplace_mech(value, sensitivity, epsilon, rng)"):
+        assert_flagged(code, "delegates to dplib", "laplace_mech is dplib's own")
+
+
+# --- introspection, process control, the shell ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("code, kind, words", [
+    ("import sys, linecache\nf = sys._getframe(2)\nline = linecache.getline(f.f_code.co_filename, f.f_lineno)",
+     "introspection", "sys._getframe"),
+    ("import sys, linecache\nf = sys._getframe(2)", "introspection", "the test that calls it"),
+    ("import linecache\nlinecache.getlines('x')", "introspection", "linecache"),
+    ("import sys as s\nx = s\nx._getframe(1)", "introspection", "sys._getframe"),
+    ("import sys\nframe = getattr(sys, '_get' + 'frame')(1)", "introspection", "sys._getframe"),
+    ("import sys\nsys.settrace(lambda *a: None)", "introspection", "sys.settrace"),
+    ("import sys\nsys.setprofile(lambda *a: None)", "introspection", "sys.setprofile"),
+    ("import threading\nthreading.settrace(print)", "introspection", "threads"),
+    ("from threading import Timer as T\nT(1, print).start()", "introspection", "threading.Timer"),
+    ("import signal as _sg\n_sg.setitimer(_sg.ITIMER_REAL, 0.1)", "introspection", "signal.setitimer"),
+    ("import gc\nobjects = gc.get_objects()", "introspection", "gc"),
+    ("import ctypes", "introspection", "ctypes"),
+    ("import subprocess\nsubprocess.run(['ls'])", "introspection", "subprocess"),
+    ("import multiprocessing", "introspection", "multiprocessing"),
+    ("from IPython.core.interactiveshell import InteractiveShell\nInteractiveShell.showtraceback = print",
+     "introspection", "IPython"),
+    ("from ipykernel.ipkernel import IPythonKernel\nIPythonKernel.do_execute = print", "introspection", "ipykernel"),
+    ("import jupyter_client", "introspection", "jupyter_client"),
+    ("import builtins\nbuiltins.abs = lambda x: 0", "introspection", "builtins"),
+    ("import pickle", "introspection", "pickle"),
+    ("import os\nos._exit(0)", "process control", "kills the kernel"),
+    ("import os as o\no.kill(o.getppid(), 9)", "process control", "os.kill"),
+    ("exit()", "process control", "stops the kernel"),
+    ("get_ipython().set_custom_exc((Exception,), print)", "introspection", "get_ipython"),
+    ("shell = globals()['get_' + 'ipython']()", "introspection", "'get_ipython' in pieces"),
+    ("g = getattr(__builtins__, 'get_' + 'ipython')", "introspection", "get_ipython"),
+    ("code = In[-1]", "introspection", "the hidden tests' included"),
+    ("%load_ext autoreload", "introspection", "get_ipython"),
+    ("!ls ../../../", "introspection", "get_ipython"),
+    ("import sys\nsys.modules['dplib.testing'].check_close = print", "tampering", "dplib.testing.check_close"),
+    ("import sys\nloaded = sys.modules", "introspection", "sys.modules"),
+    ("import sys\nsys.stderr = open('/dev/null', 'w')", "process control", "replaces sys.stderr"),
+])
+def test_introspection_and_process_control_are_flagged(code, kind, words):
+    assert_flagged(code, kind, words)
+
+
+# --- dunders, fake values -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("code, words", [
+    ("check_close.__kwdefaults__['atol'] = 1e9", "__kwdefaults__"),
+    ("check_close.__defaults__ = (1e9,)", "__defaults__"),
+    ("dplib.laplace_mech.__code__ = (lambda *a: 0).__code__", "__code__"),
+    ("g = check_close.__globals__", "__globals__"),
+    ("subs = ().__class__.__base__.__subclasses__()", "__subclasses__"),
+    ("b = (1).__class__.__mro__", "__mro__"),
+    ("x = print.__self__", "__self__"),
+    ("d = np.__dict__", "__dict__"),
+    ("c = (lambda: 0).__closure__", "__closure__"),
+    ("f = getattr(check_close, '__kw' + 'defaults__')", "__kwdefaults__"),
+    ("h = getattr(check_close, '__wrapped__', check_close)\nh.__kwdefaults__.update(atol=1e9)", "__kwdefaults__"),
+])
+def test_dunder_access_is_flagged(code, words):
+    assert_flagged(code, "dunder access", words)
+
+
+@pytest.mark.parametrize("code, words", [
+    ("class Always(float):\n    def __eq__(self, other):\n        return True", "subclasses builtins.float"),
+    ("class Always(float):\n    def __eq__(self, other):\n        return True", "defines __eq__"),
+    ("class A(np.float64):\n    pass", "subclasses numpy.float64"),
+    ("class A(np.ndarray):\n    pass", "subclasses numpy.ndarray"),
+    ("F = float\nclass A(F):\n    pass", "subclasses builtins.float"),
+    ("class A:\n    def __bool__(self):\n        return True", "defines __bool__"),
+    ("class A:\n    def __float__(self):\n        return 0.0", "defines __float__"),
+    ("class A:\n    def __abs__(self):\n        return 0", "defines __abs__"),
+    ("class A:\n    def __lt__(self, other):\n        return True", "defines __lt__"),
+    ("class A:\n    __eq__ = lambda self, other: True", "special method by assignment"),
+])
+def test_fake_values_are_flagged(code, words):
+    assert_flagged(code, "fake value", words)
+
+
+# --- files, the tests themselves -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("code, kind, words", [
+    ("open('x.txt', 'w').write('1')", "writes files", "mode 'w'"),
+    ("open('x.txt', mode='a')", "writes files", "mode 'a'"),
+    ("m = 'w'\nopen('x', m)", "writes files", "mode 'w'"),
+    ("open('../../../gradebook.db', 'rb')", "files", "for reading"),
+    ("from pathlib import Path\nPath('x').write_text('1')", "writes files", "write_text"),
+    ("from pathlib import Path\np = Path('x')\np.write_bytes(b'1')", "writes files", "write_bytes"),
+    ("np.save('x.npy', np.zeros(2))", "writes files", "numpy.save"),
+    ("pd.DataFrame({'a': [1]}).to_csv('x.csv')", "writes files", "to_csv"),
+    ("import shutil\nshutil.rmtree('../..')", "writes files", "shutil"),
+    ("import os\nos.remove('x')", "files", "os.remove"),
+    ("check_close = lambda *a, **k: None", "tampering", "rebinds the test helper check_close"),
+    ("def disabled(*f):\n    pass", "tampering", "rebinds the test helper disabled"),
+    ("from contextlib import nullcontext as quiet", "tampering", "rebinds the test helper quiet"),
+    ("import dplib.testing as t\nt.check_close = print", "tampering", "dplib.testing"),
+    ("t = dplib.testing\nt.DEFAULT_FALSE_FAILURE = 0", "tampering", "dplib.testing"),
+    ("t = getattr(dplib, 'test' + 'ing')", "tampering", "dplib.testing"),
+    ("from dplib.grading import guard\nguard.restore = print", "tampering", "dplib.grading"),
+    ("from dplib.testing import check_close", "tampering", "imports check_close from dplib.testing"),
+    ("from dplib.laplace import *", "delegates to dplib", "imports every function of dplib.laplace"),
+    ("np.allclose = lambda *a, **k: True", "tampering", "replaces numpy.allclose"),
+    ("math.inf = 7.0", "tampering", "replaces math.inf"),
+    ("pd.Series.__eq__ = lambda a, b: True", "tampering", "replaces pandas.Series.__eq__"),
+])
+def test_file_writes_and_tampering_with_the_tests_are_flagged(code, kind, words):
+    assert_flagged(code, kind, words)
+
+
+# --- which cells, what comes out --------------------------------------------------------------------------
+
+
+def test_only_the_students_cells_are_reviewed_and_fake_locks_do_not_hide_code():
+    notebook = submission("def laplace_mech(value, sensitivity, epsilon, rng=None):\n    return value")
+    test_cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_laplace_mech_scale")
+    test_cell.source += "\nimport gc"  # instructor cells are restored from the gradebook: not the student's code
+    assert review_notebook(notebook, SOURCE) == ()
+    forged = copy.deepcopy(test_cell)
+    forged.source = "import ctypes"
+    forged.metadata.nbgrader.update(grade_id="my_own_cell", locked=True, solution=False)
+    notebook.cells.insert(3, forged)  # a student-made cell claiming to be locked
+    assert [(f.cell, f.reason[:15]) for f in review_notebook(notebook, SOURCE)] == [("my_own_cell", "uses ctypes (wr")]
+    assert [f.cell for f in review_notebook(notebook)] == [], "without the instructor's notebook, metadata is trusted"
+    added = nbformat.v4.new_code_cell("import gc")
+    notebook.cells.append(added)
+    assert review_notebook(notebook)[-1].cell == f"cell {len(notebook.cells) - 1}"
+
+
+def test_review_flags_gives_kind_reason_strings(tmp_path):
+    path = tmp_path / "n.ipynb"
+    nbformat.write(submission("import sys\nf = sys._getframe(2)"), str(path))
+    (flag,) = review_flags(path, SOURCE)
+    assert flag.startswith("introspection: reads the callers' frames with sys._getframe")
+    assert flag.endswith("(laplace_mech_solution, line 2)") and ";" not in flag
+    (tmp_path / "bad.ipynb").write_text("{not json")
+    assert review_flags(tmp_path / "bad.ipynb") == ()
+
+
+def test_flags_are_frozen_and_located():
+    (flag,) = flags_of("x = 1\nimport gc")
+    assert (flag.cell, flag.line, flag.kind) == ("laplace_mech_solution", 2, "introspection")
+    with pytest.raises(AttributeError):
+        flag.line = 3
+
+
+@pytest.mark.parametrize("expression, value", [
+    ("'get_' + 'ipython'", "get_ipython"),
+    ("'nohtypi_teg'[::-1]", "get_ipython"),
+    ("''.join(['get', '_', 'ipython'])", "get_ipython"),
+    ("f'{\"get\"}_ipython'", "get_ipython"),
+    ("'%s_ipython' % 'get'", "get_ipython"),
+    ("chr(95) * 2 + 'code' + '_' * 2", "__code__"),
+    ("'get-ipython'.replace('-', '_')", "get_ipython"),
+    ("name", None),
+    ("'a' * 10**9", None),
+])
+def test_constant_string_expressions_are_evaluated(expression, value):
+    import ast
+
+    assert constant_value(ast.parse(expression, mode="eval").body) == value
