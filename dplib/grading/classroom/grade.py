@@ -1,52 +1,29 @@
-"""Grade a whole class with one command, and know why every grade is what it is.
+"""Grading a class: find the submissions, grade each on the worker pool, flag copies.
 
-Instructor commands, run in the course folder (the one holding ``nbgrader_config.py``)::
-
-    python -m dplib.grading.classroom grade      # autograde every submission, feedback, grades.csv
-    python -m dplib.grading.classroom export     # grades.csv again (e.g. after manual grading)
-    python -m dplib.grading.classroom feedback   # regenerate feedback (e.g. after manual grading)
-
-``grade`` finds every ``submitted/<student>/<assignment>/``, autogrades each one in its
-own private scratch course folder on a pool of worker processes (:mod:`dplib.grading.pool`,
-:mod:`dplib.grading.worker`), every kernel in the bubblewrap sandbox
-(:mod:`dplib.grading.sandbox`: the kernel sees its own copy of the submission and the
-libraries, nothing else), and merges the results into the course's ``gradebook.db`` from
-this one process. Each submission ends with an :class:`~dplib.grading.outcomes.Outcome`
-whose :class:`~dplib.grading.outcomes.Status` says what happened (``ok``, ``timed_out``,
-a limit hit, ``kernel_died``, ``missing``, ``refused``, ``error`` / ``killed`` = not graded,
-...). Outcomes are kept in ``autograded/grading_outcomes.csv`` and joined into
-``grades.csv``, with *review flags*: what the syntax-tree review (:mod:`dplib.grading.review`)
-and copy detection (:mod:`dplib.grading.similarity`) found worth a human look, whatever the score.
-``--no-sandbox`` grades where bubblewrap cannot run (unsafe; ``sandboxed=False`` rows).
+:func:`grade_class` is what ``python -m dplib.grading.classroom grade`` runs; the results
+of the workers are merged into the course by :mod:`dplib.grading.classroom.merge`.
 """
 
 from __future__ import annotations
 
-import argparse
-import csv
-import json
 import os
 import re
 import secrets
 import shutil
-import statistics
 import sys
 import tempfile
 import warnings
 from pathlib import Path
 
 from dplib.grading import sandbox
+from dplib.grading.classroom.export import export_grades
+from dplib.grading.classroom.merge import _record, _rmtree, merge
 from dplib.grading.course import Course, assignments_in
-from dplib.grading.outcomes import OUTCOMES_FILE, UNGRADED, Outcome, Status, read_outcomes, write_outcomes
+from dplib.grading.outcomes import Outcome, Status, write_outcomes
 from dplib.grading.pool import run_tasks
-# Review flags: a syntax-tree review of every submission (dplib.grading.review) and, after grading,
-# copies found across the class (dplib.grading.similarity, see add_copy_flags).
-from dplib.grading.review import comment_in_gradebook, review_flags
+# After grading, copies found across the class (dplib.grading.similarity, see add_copy_flags).
+from dplib.grading.review import comment_in_gradebook
 
-GRADE_FIELDS = [
-    "student_id", "first_name", "last_name", "assignment", "score", "max_score", "percent",
-    "needs_manual_grade", "status", "message", "flags", "sandboxed",
-]
 # Characters nbgrader reads as a glob pattern in a student id (``x[1]`` would grade ``x1``).
 PATTERN_CHARACTERS = re.compile(r"[*?\[\]\x00-\x1f]")
 
@@ -106,83 +83,6 @@ def ensure_assignments(course: Course, assignments) -> None:
         course.nbgrader("generate_assignment", assignment, "--force")
 
 
-def _rmtree(path: Path) -> None:
-    def make_writable(function, target, _):
-        os.chmod(target, 0o700)
-        function(target)
-
-    if path.exists():
-        shutil.rmtree(path, onerror=make_writable)
-
-
-def _copy_back(source: str | None, target: Path, keep=None) -> None:
-    """Replace ``target`` by the regular files of ``source`` (no symlinks; only names ``keep`` accepts, if given)."""
-    _rmtree(target)
-    if source and Path(source).is_dir():
-        target.mkdir(parents=True, exist_ok=True)
-        for item in sorted(Path(source).iterdir()):
-            if item.is_file() and not item.is_symlink() and (keep is None or keep(item.name)):
-                shutil.copy2(item, target / item.name)
-
-
-def merge(gradebook, result: dict) -> tuple[float, float]:
-    """Write one worker result into the course gradebook; return the submission's (score, max_score).
-
-    Autograder scores come from the result; a manual score already in the gradebook is
-    kept (and keeps the cell flagged for review, as nbgrader does). Unreadable or missing
-    notebooks score 0; a submission that could not be graded gets no score and is
-    flagged ``needs_manual_grade``.
-    """
-    student, assignment = result["student"], result["assignment"]
-    gradebook.update_or_create_student(student)
-    extra = {"timestamp": result["timestamp"]} if result.get("timestamp") else {}
-    with warnings.catch_warnings():  # nbgrader's add_submission trips SQLAlchemy's autoflush warning
-        warnings.simplefilter("ignore")
-        submission = gradebook.update_or_create_submission(assignment, student, **extra)
-    graded = result.get("grades") or {}
-    for notebook in submission.notebooks:
-        scores = graded.get(notebook.name)
-        for grade in notebook.grades:
-            if scores is not None and grade.name in scores:
-                grade.auto_score, needs_review = scores[grade.name]
-                grade.needs_manual_grade = bool(needs_review) or grade.manual_score is not None
-            elif result["status"] in UNGRADED:
-                grade.auto_score, grade.needs_manual_grade = None, True
-            else:  # a notebook nbgrader found missing, or an unreadable one
-                grade.auto_score = 0.0
-                grade.needs_manual_grade = grade.manual_score is not None
-        comments = (result.get("comments") or {}).get(notebook.name, {})
-        for comment in notebook.comments:
-            comment.auto_comment = comments.get(comment.name)
-        notebook.late_submission_penalty = (result.get("penalties") or {}).get(notebook.name)
-    gradebook.db.commit()
-    return float(submission.score - (submission.late_submission_penalty or 0.0)), float(submission.max_score)
-
-
-def _record(root: Path, gradebook, task: dict, result: dict, feedback: bool) -> Outcome:
-    """Merge one result into the course: gradebook, autograded/ and feedback/ folders; return its outcome."""
-    student, assignment = task["student"], task["assignment"]
-    status = Status(result.get("status", Status.ERROR))
-    score, maximum = merge(gradebook, {**result, "status": status})
-    # Back into the course: the graded notebooks and the submission's own files, nothing the kernel made.
-    submitted = {p.name for p in Path(task["submission"]).iterdir()}
-    _copy_back(result.get("autograded"), root / "autograded" / student / assignment,
-               keep=lambda name: name.endswith(".ipynb") or name in submitted)
-    if feedback:
-        _copy_back(result.get("feedback"), root / "feedback" / student / assignment,
-                   keep=lambda name: name.endswith(".html"))
-    flags: tuple[str, ...] = ()
-    by_notebook = {}  # reviewed against the instructor's notebook; the flags are shown in formgrader
-    for notebook in sorted(Path(task["submission"]).glob("*.ipynb")):
-        instructor = root / "source" / assignment / notebook.name
-        by_notebook[notebook.stem] = review_flags(notebook, instructor if instructor.exists() else None)
-        flags += by_notebook[notebook.stem]
-    comment_in_gradebook(gradebook, student, assignment, by_notebook)
-    return Outcome(
-        student, assignment, status, " | ".join(result.get("messages", [])),
-        None if status in UNGRADED else score, maximum,
-        round(float(result.get("seconds", 0.0)), 2), tuple(dict.fromkeys(flags)), task["sandboxed"],
-    )
 
 
 def grade_class(
@@ -323,117 +223,3 @@ def add_copy_flags(root: Path, outcomes: list[Outcome]) -> list[Outcome]:
                 comment_in_gradebook(gradebook, student, assignment, {name: hidden for name in sorted(names)[:1]})
     return [replace(o, flags=o.flags + flags.get((o.student, o.assignment), ())) for o in outcomes]
 
-
-def export_grades(root: Path, path: Path | None = None) -> list[dict]:
-    """One row per student and assignment of the gradebook, with the grading outcome; written as CSV if ``path``."""
-    from nbgrader.api import Gradebook, MissingEntry
-
-    root = Path(root)
-    outcomes = read_outcomes(root)
-    rows = []
-    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
-        assignments = sorted(gradebook.assignments, key=lambda a: a.name)
-        for assignment in assignments:
-            for student in sorted(gradebook.students, key=lambda s: s.id):
-                outcome = outcomes.get((student.id, assignment.name))
-                try:
-                    submission = gradebook.find_submission(assignment.name, student.id)
-                except MissingEntry:
-                    score, needs, status, message = 0.0, False, Status.NOT_SUBMITTED, ""
-                else:
-                    score = submission.score - (submission.late_submission_penalty or 0.0)
-                    needs = bool(submission.needs_manual_grade)
-                    status = outcome.status if outcome else Status.GRADED_BY_NBGRADER
-                    message = outcome.message if outcome else ""
-                maximum = float(assignment.max_score)
-                rows.append({
-                    "student_id": student.id, "first_name": student.first_name or "", "last_name": student.last_name or "",
-                    "assignment": assignment.name, "score": round(float(score), 2), "max_score": maximum,
-                    "percent": round(100 * float(score) / maximum, 1) if maximum else 0.0,
-                    "needs_manual_grade": needs, "status": Status(status).value, "message": message,
-                    "flags": "; ".join(outcome.flags) if outcome else "",
-                    "sandboxed": outcome.sandboxed if outcome else "",
-                })
-    if path is not None:
-        with open(path, "w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=GRADE_FIELDS)
-            writer.writeheader()
-            writer.writerows(rows)
-    return rows
-
-
-def regenerate_feedback(root: Path, assignments: list[str] | None = None) -> dict[str, bool]:
-    """``nbgrader generate_feedback --force`` for each assignment (hidden tests stay hidden: see nbgrader_config.py)."""
-    course = Course(root)
-    names = assignments or sorted({p.parent.name for p in (course.root / "autograded").glob("*/*/*.ipynb")})
-    return {name: course.nbgrader("generate_feedback", name, "--force", check=False).returncode == 0 for name in names}
-
-
-def summarize(rows: list[dict]) -> str:
-    """A plain-text table: per assignment, submissions, mean and median percent, and outcomes."""
-    lines = [f"{'assignment':<26}{'students':>9}{'mean %':>8}{'median %':>10}  outcomes"]
-    by_assignment: dict[str, list[dict]] = {}
-    for row in rows:
-        by_assignment.setdefault(row["assignment"], []).append(row)
-    for assignment, group in sorted(by_assignment.items()):
-        percents = [float(r["percent"]) for r in group]
-        counts: dict[str, int] = {}
-        for row in group:
-            counts[row["status"]] = counts.get(row["status"], 0) + 1
-        order = {s.value: i for i, s in enumerate(Status)}
-        status_text = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: order.get(kv[0], 99)))
-        lines.append(
-            f"{assignment:<26}{len(group):>9}{statistics.mean(percents):>8.1f}{statistics.median(percents):>10.1f}  {status_text}"
-        )
-    flagged = [r for r in rows if r["flags"]]
-    if flagged:
-        lines.append("")
-        lines.append(f"{len(flagged)} submissions flagged for review:")
-        lines += [f"  {r['student_id']}/{r['assignment']}: {r['flags']}" for r in flagged]
-    problems = [r for r in rows if r["status"] not in (Status.OK, Status.NOT_SUBMITTED, Status.GRADED_BY_NBGRADER)]
-    if problems:
-        lines.append("")
-        lines.append(f"{len(problems)} submissions with a grading outcome other than ok:")
-        lines += [f"  {r['student_id']}/{r['assignment']}: {r['status']}: {r['message']}" for r in problems]
-    return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dplib.grading.classroom", description=__doc__.split("\n")[0])
-    parser.add_argument("--course", type=Path, default=Path("."), help="the course folder (default: .)")
-    commands = parser.add_subparsers(dest="command", required=True)
-    grade = commands.add_parser("grade", help="autograde every submission, generate feedback, export grades.csv")
-    grade.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
-    grade.add_argument("--student", action="append", help="only this student (repeatable)")
-    grade.add_argument("--workers", type=int, default=None, help="worker processes (default: number of cores)")
-    grade.add_argument("--no-feedback", action="store_true", help="skip feedback generation")
-    grade.add_argument("--submission-timeout", type=float, default=1800.0, help="seconds per submission (default 1800)")
-    grade.add_argument("--csv", type=Path, default=None, help="grades CSV (default: <course>/grades.csv)")
-    grade.add_argument("--no-sandbox", action="store_true",
-                       help="grade without the bubblewrap sandbox (unsafe; marked sandboxed=False in grades.csv)")
-    export = commands.add_parser("export", help="write grades.csv from the gradebook")
-    export.add_argument("--csv", type=Path, default=None, help="grades CSV (default: <course>/grades.csv)")
-    feedback = commands.add_parser("feedback", help="regenerate feedback for every autograded submission")
-    feedback.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
-    args = parser.parse_args(argv)
-
-    if args.command == "grade":
-        grade_class(
-            args.course, args.assignment, args.student, workers=args.workers, feedback=not args.no_feedback,
-            submission_timeout=args.submission_timeout, csv_path=args.csv, sandboxed=not args.no_sandbox,
-        )
-        print(summarize(export_grades(args.course)))
-        print(f"\ngrades: {args.csv or args.course / 'grades.csv'}; outcomes: {args.course / OUTCOMES_FILE}")
-    elif args.command == "export":
-        path = args.csv or args.course / "grades.csv"
-        print(summarize(export_grades(args.course, path)))
-        print(f"\ngrades: {path}")
-    else:
-        failed = [name for name, ok in regenerate_feedback(args.course, args.assignment).items() if not ok]
-        print("feedback regenerated" + (f"; failed for {failed}" if failed else ""))
-        return 1 if failed else 0
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
