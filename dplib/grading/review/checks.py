@@ -1,7 +1,7 @@
 """The checks: what a use of a resolved name, an assignment target or an ``open`` call is flagged for.
 
 :class:`_Checker` turns a dotted path (``sys._getframe``, ``numpy.save``, ``dplib.testing``)
-into :class:`~dplib.grading.review.rules.Flag`\ s, using the tables of
+into flags (:class:`~dplib.grading.review.rules.Flag`), using the tables of
 :mod:`dplib.grading.review.rules`; the walk over the syntax tree is in
 :mod:`dplib.grading.review.reviewer`.
 """
