@@ -33,7 +33,7 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.Execute.timeout = 60
 
 # Every grading kernel runs in a bubblewrap sandbox with memory, process, file-size and CPU
-# limits (dplib/grading/sandbox.py). Without bubblewrap, grading stops and says how to fix it;
+# limits (dplib/grading/sandbox/). Without bubblewrap, grading stops and says how to fix it;
 # DPLIB_NO_SANDBOX=1 grades unsandboxed anyway (unsafe).
 c.Execute.kernel_manager_class = "dplib.grading.sandbox.SandboxedKernelManager"
 
@@ -46,7 +46,7 @@ c.OverwriteCells.add_missing_cells = True
 c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"\b\w*Warning\b"
 
-# Autograding that survives real submissions (dplib/grading/preprocessors.py says why each
+# Autograding that survives real submissions (dplib/grading/preprocessors/ says why each
 # replacement is needed): duplicated or hand-edited nbgrader metadata, deleted test and
 # read-only cells, a dead or unresponsive kernel, monkeypatched builtins/numpy/test helpers,
 # and test cells that award themselves partial credit. Same order as nbgrader's defaults.

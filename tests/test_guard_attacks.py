@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import pytest
 
-from dplib.grading.checks import autograded_points
 from dplib.grading.course import REPO_ROOT, notebooks_of
 from dplib.grading.review import review_notebook
-from dplib.grading.variants import Variant, grade_variants, notebook_with
+from helpers.checks import autograded_points
+from helpers.variants import Variant, grade_variants, notebook_with
 
 pytestmark = pytest.mark.xdist_group("guard_attacks")
 

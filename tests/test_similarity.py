@@ -14,7 +14,7 @@ from dplib.grading.course import REPO_ROOT
 from dplib.grading.similarity import (
     MIN_TOKENS, THRESHOLD, copy_flags, find_matches, minimum_sizes, normalize, report_html,
 )
-from dplib.grading.variants import notebook_with
+from helpers.variants import notebook_with
 
 SOURCES = {p.parent.name: p for p in sorted((REPO_ROOT / "source").glob("*/*.ipynb"))}
 LAPLACE = SOURCES["02_laplace"]

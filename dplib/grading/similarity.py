@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
-from dplib.grading.review import _parse, _read, student_cells
+from dplib.grading.review.cells import _parse, _read, student_cells
 
 K = 10  # tokens per k-gram
 WINDOW = 4  # k-grams per winnowing window

@@ -1,0 +1,120 @@
+"""Snapshot and restore of the trusted libraries: module namespaces, classes, and dplib's functions.
+
+:class:`Snapshot` records, when the guard is installed, every module of the trusted
+packages (:data:`TRUSTED_PACKAGES`), the classes they define, the code and defaults of
+dplib's functions and the names the read-only cells import; :meth:`Snapshot.restore`
+puts back whatever student code rebound or deleted.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+TRUSTED_PACKAGES = (
+    "builtins", "math", "cmath", "operator", "functools", "itertools", "collections", "random",
+    "statistics", "types", "contextlib", "io", "numbers", "decimal", "fractions",
+    "numpy", "scipy", "pandas", "dplib",
+)
+
+_IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset)
+_MISSING = object()
+
+
+def _trusted(module_name: str) -> bool:
+    return module_name.split(".", 1)[0] in TRUSTED_PACKAGES
+
+
+def _worth_restoring(name: str, value) -> bool:
+    """Functions, classes, modules, descriptors and public constants; not mutable state."""
+    if isinstance(value, (type, types.ModuleType)) or callable(value) or hasattr(type(value), "__get__"):
+        return True
+    return not name.startswith("_") and isinstance(value, _IMMUTABLE)
+
+
+class Snapshot:
+    """Library state as it was when taken, and the notebook names bound to it.
+
+    Parameters
+    ----------
+    user_ns : dict
+        The kernel's user namespace.
+    names : dict
+        Names the read-only cells import, mapped to the objects they must stay bound to.
+    """
+
+    def __init__(self, user_ns: dict, names: dict):
+        self.user_ns = user_ns
+        self.names = dict(names)
+        self.modules: list[tuple[dict, dict]] = []
+        self.classes: list[tuple[type, dict]] = []
+        self.functions: list[tuple[types.FunctionType, tuple]] = []  # dplib's: code, defaults, kwdefaults
+        seen_classes: set[int] = set()
+        seen_functions: set[int] = set()
+        for name, module in list(sys.modules.items()):
+            if not isinstance(module, types.ModuleType) or not _trusted(name):
+                continue
+            namespace = vars(module)
+            if name.split(".")[0] == "dplib":
+                for value in list(namespace.values()):
+                    if isinstance(value, types.FunctionType) and id(value) not in seen_functions:
+                        seen_functions.add(id(value))
+                        self.functions.append((value, _function_state(value)))
+            self.modules.append((namespace, {k: v for k, v in list(namespace.items()) if _worth_restoring(k, v)}))
+            for value in list(namespace.values()):
+                if (
+                    isinstance(value, type)
+                    and id(value) not in seen_classes
+                    and _trusted(getattr(value, "__module__", None) or "")
+                    and value.__module__ != "builtins"
+                ):
+                    seen_classes.add(id(value))
+                    attributes = {k: v for k, v in list(vars(value).items()) if _worth_restoring(k, v)}
+                    self.classes.append((value, attributes))
+
+    def restore(self) -> list[str]:
+        """Put back every rebound or deleted entry; return their names (``module.name``)."""
+        restored = []
+        for namespace, saved in self.modules:
+            for key, value in saved.items():
+                if namespace.get(key, _MISSING) is not value:
+                    namespace[key] = value
+                    restored.append(f"{namespace.get('__name__', '?')}.{key}")
+        for cls, saved in self.classes:
+            current = vars(cls)
+            for key, value in saved.items():
+                if current.get(key, _MISSING) is not value:
+                    try:
+                        setattr(cls, key, value)
+                    except (AttributeError, TypeError):
+                        continue
+                    restored.append(f"{cls.__module__}.{cls.__qualname__}.{key}")
+        for function, state in self.functions:
+            if not _same_state(function, state) and function.__code__.co_filename != _DISABLED_FILENAME:
+                function.__code__, function.__defaults__, function.__kwdefaults__ = state[0], state[1], (
+                    dict(state[2]) if state[2] is not None else None)
+                restored.append(f"{function.__module__}.{function.__qualname__} (code or defaults)")
+        for key, value in self.names.items():
+            if self.user_ns.get(key, _MISSING) is not value:
+                self.user_ns[key] = value
+                restored.append(key)
+        return restored
+
+
+_DISABLED_FILENAME = "<disabled by dplib.testing>"  # dplib.testing.DISABLED_FILENAME (not imported: no cycle)
+
+
+def _function_state(function: types.FunctionType) -> tuple:
+    kwdefaults = function.__kwdefaults__
+    return function.__code__, function.__defaults__, dict(kwdefaults) if kwdefaults is not None else None
+
+
+def _same_state(function: types.FunctionType, state: tuple) -> bool:
+    """Identity, not equality: defaults may be arrays, and a kwdefaults dict may be edited in place."""
+    code, defaults, kwdefaults = state
+    current = function.__kwdefaults__
+    if function.__code__ is not code or function.__defaults__ is not defaults:
+        return False
+    if current is None or kwdefaults is None:
+        return current is kwdefaults
+    return current.keys() == kwdefaults.keys() and all(current[k] is v for k, v in kwdefaults.items())
