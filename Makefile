@@ -33,7 +33,7 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(if $(filter 0,$(shell id -u)),--allow-root) course/syllabus.md
 
 test: $(STAMP) $(HUB_STAMP)
-	$(BIN)/python -m pytest -n auto --dist loadgroup
+	$(BIN)/python -m pytest -n auto --dist loadgroup --durations=25
 
 # Everything but the slow nbgrader pipeline, browser and lecture-kernel tests.
 test-fast: $(STAMP)

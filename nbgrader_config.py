@@ -68,11 +68,14 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 
-# Feedback entries are named after the exercise ("Tests of uniqueness"), not "Test cell".
+# Feedback entries are named after the exercise ("Tests of uniqueness"), not "Test cell". Only the
+# feedback exporter gets the template: a global HTMLExporter.template_name would also replace
+# formgrader's grading page.
 from dplib.grading.preprocessors import FEEDBACK_TEMPLATE_DIRS  # noqa: E402
 
-c.HTMLExporter.template_name = "feedback_named"
-c.HTMLExporter.extra_template_basedirs = FEEDBACK_TEMPLATE_DIRS
+c.GenerateFeedback.exporter_class = "dplib.grading.preprocessors.NamedFeedbackExporter"
+c.NamedFeedbackExporter.template_name = "feedback_named"
+c.NamedFeedbackExporter.extra_template_basedirs = FEEDBACK_TEMPLATE_DIRS
 
 # Feedback shows each test's points and failure message, never the code of a hidden test
 # (nbgrader's own feedback shows it: nbgrader#917, #1363).

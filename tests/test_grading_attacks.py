@@ -143,7 +143,7 @@ def attacked(tmp_path_factory):
                        str(folder / SOURCE.name))
 
     protected = {
-        "course": lambda: _stat_digest(course.root, skip=("autograded", "feedback", "gradebook.db", "grades.csv")),
+        "course": lambda: _stat_digest(course.root, skip=("autograded", "feedback", "similarity", "gradebook.db", "grades.csv")),
         "dplib": lambda: _stat_digest(DPLIB_DIR),
         "site-packages": lambda: _stat_digest(SITE),
         "home": lambda: _stat_digest(home),

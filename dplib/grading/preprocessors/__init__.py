@@ -38,6 +38,7 @@ from dplib.grading.preprocessors.feedback import (  # noqa: F401 (tests and nbgr
     MIN_SECRET_LENGTH,
     SECRET_REGIONS,
     HideHiddenTests,
+    NamedFeedbackExporter,
     scrub,
     secret_lines,
 )

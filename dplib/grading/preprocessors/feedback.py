@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from nbconvert.exporters import HTMLExporter
 from nbformat import read as nbformat_read
 from nbformat.notebooknode import NotebookNode
 from nbgrader import utils
 from nbgrader.preprocessors import ClearHiddenTests
-from traitlets import Unicode
+from traitlets import Unicode, default
 
 from dplib.grading.preprocessors.cells import _SourceNotebook, _error, _is_test_cell
 
@@ -22,6 +23,25 @@ FEEDBACK_TEMPLATE_DIRS = [
     str(Path(__file__).parent.parent / "templates"),
     str(Path(utils.__file__).parent / "server_extensions" / "formgrader" / "templates"),
 ]
+
+
+
+class NamedFeedbackExporter(HTMLExporter):
+    """The exporter of feedback pages: nbgrader's feedback template, entries named after the exercise.
+
+    Chosen for ``nbgrader generate_feedback`` alone (``c.GenerateFeedback.exporter_class``), so
+    formgrader's own ``HTMLExporter`` keeps its grading template. nbgrader configures
+    ``HTMLExporter.template_name = "feedback"``; ``nbgrader_config.py`` sets this class's own
+    section, which takes precedence over its parent's.
+    """
+
+    @default("template_name")
+    def _template_name_default(self):
+        return "feedback_named"
+
+    @default("extra_template_basedirs")
+    def _extra_template_basedirs_default(self):
+        return list(FEEDBACK_TEMPLATE_DIRS)
 
 
 SECRET_REGIONS = (("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"), ("BEGIN SOLUTION", "END SOLUTION"),
