@@ -228,6 +228,18 @@ def run_lecture_in_lab(page, url: str, token: str, lecture: Path) -> None:
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
 
 
+def drag_slider(page, label: str, dx: float) -> None:
+    """Drag the handle of the slider whose description contains ``label`` by ``dx`` pixels."""
+    handle = page.locator(".widget-hslider", has_text=label).locator(".noUi-handle").first
+    handle.scroll_into_view_if_needed()
+    box = handle.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + dx, y, steps=6)
+    page.mouse.up()
+
+
 @pytest.mark.parametrize("jupyter_lab", [APPROXIMATE_DP_LECTURE], indirect=True, ids=["08_approximate_dp"])
 def test_composition_explorer_redraws_when_k_moves(jupyter_lab, tmp_path):
     """Check that lecture 08 runs in JupyterLab and dragging the k slider redraws the composition explorer."""
@@ -248,14 +260,7 @@ def test_composition_explorer_redraws_when_k_moves(jupyter_lab, tmp_path):
             before_src = image.get_attribute("src")
             before = png_pixels(image.screenshot())
 
-            # drag the k slider's handle to the right (more queries)
-            handle = page.locator(".widget-hslider", has_text="k queries").locator(".noUi-handle").first
-            box = handle.bounding_box()
-            x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-            page.mouse.move(x, y)
-            page.mouse.down()
-            page.mouse.move(x + 80, y, steps=6)
-            page.mouse.up()
+            drag_slider(page, "k queries", 80)  # to the right: more queries
 
             page.wait_for_function(
                 "([old]) => { const img = document.querySelector('img.widget-image'); return img && img.src !== old; }",
@@ -276,18 +281,6 @@ def test_composition_explorer_redraws_when_k_moves(jupyter_lab, tmp_path):
     assert changed.mean() > 0.001, "the explorer's figure did not change after moving k"
     k = int(shown.split(" queries")[0].split()[-1])
     assert k > 100, f"expected more queries after dragging right, got {shown!r}"
-
-
-def drag_slider(page, label: str, dx: float) -> None:
-    """Drag the handle of the slider whose description contains ``label`` by ``dx`` pixels."""
-    handle = page.locator(".widget-hslider", has_text=label).locator(".noUi-handle").first
-    handle.scroll_into_view_if_needed()
-    box = handle.bounding_box()
-    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    page.mouse.move(x, y)
-    page.mouse.down()
-    page.mouse.move(x + dx, y, steps=6)
-    page.mouse.up()
 
 
 @pytest.mark.parametrize("jupyter_lab", [COMPOSITION_LECTURE], indirect=True, ids=["07_composition"])
