@@ -263,3 +263,14 @@ def test_constant_string_expressions_are_evaluated(expression, value):
     import ast
 
     assert constant_value(ast.parse(expression, mode="eval").body) == value
+
+
+def test_a_test_cell_pasted_without_metadata_is_the_instructors_code_not_the_students():
+    """Check that a verbatim copy of a test cell (metadata lost in copy-paste) raises no flag, though it uses test helpers."""
+    source = REPO_ROOT / "source" / "05_estimation" / "05_estimation.ipynb"
+    notebook = nbformat.read(str(source), as_version=4)
+    test_cell = next(c for c in notebook.cells if "substituted(" in c.source and c.metadata.get("nbgrader", {}).get("grade"))
+    notebook.cells.append(nbformat.v4.new_code_cell(test_cell.source))
+    assert review_flags(notebook, source) == ()
+    notebook.cells[-1] = nbformat.v4.new_code_cell("from dplib.testing import substituted\nsubstituted(globals(), x=1)")
+    assert review_flags(notebook, source), "a student's own use of the test helpers must still be flagged"

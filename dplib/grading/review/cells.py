@@ -7,6 +7,7 @@ import ast
 import json
 from pathlib import Path
 
+
 def _read(notebook) -> dict:
     """A notebook as a plain dict (from an nbformat node, a dict or a path)."""
     if isinstance(notebook, (str, Path)):
@@ -24,6 +25,29 @@ def _nbgrader(cell: dict) -> dict:
     return meta if isinstance(meta, dict) else {}
 
 
+def _without_hidden_tests(code: str) -> str:
+    """``code`` as students see it: the lines between the hidden-test markers dropped."""
+    kept, hidden = [], False
+    for line in code.splitlines():
+        if "BEGIN HIDDEN TESTS" in line:
+            hidden = True
+        elif "END HIDDEN TESTS" in line:
+            hidden = False
+        elif not hidden:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def _instructor_cell_codes(instructor) -> set[str]:
+    """Code of the instructor's read-only and test cells, as written and as released (stripped)."""
+    codes = set()
+    for cell in _read(instructor).get("cells", []):
+        meta = _nbgrader(cell) if isinstance(cell, dict) else {}
+        if cell.get("cell_type") == "code" and meta.get("locked") and not meta.get("solution"):
+            codes |= {_source(cell).strip(), _without_hidden_tests(_source(cell)).strip()}
+    return codes
+
+
 def student_cells(notebook, instructor=None) -> list[tuple[str, str, bool]]:
     """``(cell name, code, is_solution)`` of every code cell the student wrote, in order.
 
@@ -32,11 +56,13 @@ def student_cells(notebook, instructor=None) -> list[tuple[str, str, bool]]:
     source or release notebook) has a read-only or test cell of that ``grade_id`` and it
     is the last cell with that id (earlier duplicates run as ordinary code, see
     :class:`dplib.grading.preprocessors.SanitizeMetadata`); without ``instructor`` its
-    metadata is trusted.
+    metadata is trusted. With ``instructor``, a cell that is a verbatim copy of one of its
+    read-only or test cells (pasted without metadata) is the instructor's code, not the student's.
     """
     cells = [c for c in _read(notebook).get("cells", []) if isinstance(c, dict)]
-    instructor_ids = None
+    instructor_ids, instructor_codes = None, set()
     if instructor is not None:
+        instructor_codes = _instructor_cell_codes(instructor)
         instructor_ids = {
             _nbgrader(c).get("grade_id") for c in _read(instructor).get("cells", [])
             if isinstance(c, dict) and _nbgrader(c).get("locked") and not _nbgrader(c).get("solution")
@@ -53,7 +79,7 @@ def student_cells(notebook, instructor=None) -> list[tuple[str, str, bool]]:
         instructors = meta.get("locked") and not meta.get("solution")
         if instructor_ids is not None:
             instructors = grade_id in instructor_ids and last.get(grade_id) == index
-        if instructors:
+        if instructors or (not meta.get("solution") and _source(cell).strip() in instructor_codes):
             continue
         name = grade_id if grade_id and last.get(grade_id) == index else f"cell {index}"
         found.append((name, _source(cell), bool(meta.get("solution")) and name == grade_id))
