@@ -9,6 +9,7 @@ own browser download is never used. Outside CI a missing browser skips the test;
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import shutil
@@ -154,58 +155,65 @@ def save_screenshot(page, tmp_path: Path, name: str) -> Path:
     return path
 
 
-def test_lecture_runs_and_slider_redraws_the_figure(jupyter_lab, tmp_path):
-    """Check that the Laplace lecture runs in JupyterLab and moving epsilon redraws the explorer's figure."""
+@contextlib.contextmanager
+def browser_page():
+    """A page of headless Chromium (Playwright), with the step timeout; the browser is closed afterwards."""
     sync_playwright = sync_playwright_or_skip()
-    url, token, _ = jupyter_lab
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 1000})
             page.set_default_timeout(STEP_TIMEOUT_MS)
-            page.goto(f"{url}/lab/tree/{LECTURE.name}?token={token}")
-            # the notebook panel is open and its kernel has started
-            page.wait_for_function(
-                """() => {
-                    const app = window.jupyterapp;
-                    const panel = app && app.shell.currentWidget;
-                    const kernel = panel && panel.sessionContext && panel.sessionContext.session
-                        && panel.sessionContext.session.kernel;
-                    return kernel && kernel.status === 'idle';
-                }"""
-            )
-            page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-            image = page.locator("img.widget-image").first
-            image.wait_for(state="visible")
-            readout = page.locator(".widget-html-content", has_text="max privacy loss").first
-            readout.wait_for(state="visible")
-            assert "epsilon = 1.000" in readout.inner_text()
-            image.scroll_into_view_if_needed()
-            before_src = image.get_attribute("src")
-            before = png_pixels(image.screenshot())
-
-            # drag the epsilon slider's handle to the left (smaller epsilon: wider noise)
-            handle = page.locator(".widget-hslider", has_text="epsilon").locator(".noUi-handle").first
-            box = handle.bounding_box()
-            x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-            page.mouse.move(x, y)
-            page.mouse.down()
-            page.mouse.move(x - 60, y, steps=6)
-            page.mouse.up()
-
-            page.wait_for_function(
-                "([old]) => { const img = document.querySelector('img.widget-image'); return img && img.src !== old; }",
-                arg=[before_src],
-            )
-            page.wait_for_function(
-                "() => !document.querySelector('.widget-html-content')?.textContent.includes('epsilon = 1.000')"
-            )
-            page.wait_for_timeout(500)  # let the last update of the drag arrive
-            after = png_pixels(image.screenshot())
-            shown = readout.inner_text()
-            save_screenshot(page, tmp_path, "browser_laplace_explorer.png")
+            yield page
         finally:
             browser.close()
+
+
+def test_lecture_runs_and_slider_redraws_the_figure(jupyter_lab, tmp_path):
+    """Check that the Laplace lecture runs in JupyterLab and moving epsilon redraws the explorer's figure."""
+    url, token, _ = jupyter_lab
+    with browser_page() as page:
+        page.goto(f"{url}/lab/tree/{LECTURE.name}?token={token}")
+        # the notebook panel is open and its kernel has started
+        page.wait_for_function(
+            """() => {
+                const app = window.jupyterapp;
+                const panel = app && app.shell.currentWidget;
+                const kernel = panel && panel.sessionContext && panel.sessionContext.session
+                    && panel.sessionContext.session.kernel;
+                return kernel && kernel.status === 'idle';
+            }"""
+        )
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        image = page.locator("img.widget-image").first
+        image.wait_for(state="visible")
+        readout = page.locator(".widget-html-content", has_text="max privacy loss").first
+        readout.wait_for(state="visible")
+        assert "epsilon = 1.000" in readout.inner_text()
+        image.scroll_into_view_if_needed()
+        before_src = image.get_attribute("src")
+        before = png_pixels(image.screenshot())
+
+        # drag the epsilon slider's handle to the left (smaller epsilon: wider noise)
+        handle = page.locator(".widget-hslider", has_text="epsilon").locator(".noUi-handle").first
+        box = handle.bounding_box()
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        page.mouse.move(x, y)
+        page.mouse.down()
+        page.mouse.move(x - 60, y, steps=6)
+        page.mouse.up()
+
+        page.wait_for_function(
+            "([old]) => { const img = document.querySelector('img.widget-image'); return img && img.src !== old; }",
+            arg=[before_src],
+        )
+        page.wait_for_function(
+            "() => !document.querySelector('.widget-html-content')?.textContent.includes('epsilon = 1.000')"
+        )
+        page.wait_for_timeout(500)  # let the last update of the drag arrive
+        after = png_pixels(image.screenshot())
+        shown = readout.inner_text()
+        save_screenshot(page, tmp_path, "browser_laplace_explorer.png")
     assert before.shape == after.shape
     changed = np.abs(before - after).sum(axis=2) > 0
     assert changed.mean() > 0.01, "the explorer's figure did not change after moving epsilon"
@@ -243,39 +251,32 @@ def drag_slider(page, label: str, dx: float) -> None:
 @pytest.mark.parametrize("jupyter_lab", [APPROXIMATE_DP_LECTURE], indirect=True, ids=["08_approximate_dp"])
 def test_composition_explorer_redraws_when_k_moves(jupyter_lab, tmp_path):
     """Check that lecture 08 runs in JupyterLab and dragging the k slider redraws the composition explorer."""
-    sync_playwright = sync_playwright_or_skip()
     url, token, _ = jupyter_lab
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            page.set_default_timeout(STEP_TIMEOUT_MS)
-            run_lecture_in_lab(page, url, token, APPROXIMATE_DP_LECTURE)
-            image = page.locator("img.widget-image").first
-            image.wait_for(state="visible")
-            readout = page.locator(".widget-html-content", has_text="total epsilon").first
-            readout.wait_for(state="visible")
-            assert "100 queries" in readout.inner_text()
-            image.scroll_into_view_if_needed()
-            before_src = image.get_attribute("src")
-            before = png_pixels(image.screenshot())
+    with browser_page() as page:
+        run_lecture_in_lab(page, url, token, APPROXIMATE_DP_LECTURE)
+        image = page.locator("img.widget-image").first
+        image.wait_for(state="visible")
+        readout = page.locator(".widget-html-content", has_text="total epsilon").first
+        readout.wait_for(state="visible")
+        assert "100 queries" in readout.inner_text()
+        image.scroll_into_view_if_needed()
+        before_src = image.get_attribute("src")
+        before = png_pixels(image.screenshot())
 
-            drag_slider(page, "k queries", 80)  # to the right: more queries
+        drag_slider(page, "k queries", 80)  # to the right: more queries
 
-            page.wait_for_function(
-                "([old]) => { const img = document.querySelector('img.widget-image'); return img && img.src !== old; }",
-                arg=[before_src],
-            )
-            page.wait_for_function(
-                "() => ![...document.querySelectorAll('.widget-html-content')]"
-                ".some(e => e.textContent.includes('100 queries,'))"
-            )
-            page.wait_for_timeout(500)  # let the last update of the drag arrive
-            after = png_pixels(image.screenshot())
-            shown = readout.inner_text()
-            save_screenshot(page, tmp_path, "browser_composition_explorer.png")
-        finally:
-            browser.close()
+        page.wait_for_function(
+            "([old]) => { const img = document.querySelector('img.widget-image'); return img && img.src !== old; }",
+            arg=[before_src],
+        )
+        page.wait_for_function(
+            "() => ![...document.querySelectorAll('.widget-html-content')]"
+            ".some(e => e.textContent.includes('100 queries,'))"
+        )
+        page.wait_for_timeout(500)  # let the last update of the drag arrive
+        after = png_pixels(image.screenshot())
+        shown = readout.inner_text()
+        save_screenshot(page, tmp_path, "browser_composition_explorer.png")
     assert before.shape == after.shape
     changed = np.abs(before - after).sum(axis=2) > 0
     assert changed.mean() > 0.001, "the explorer's figure did not change after moving k"
@@ -286,38 +287,31 @@ def test_composition_explorer_redraws_when_k_moves(jupyter_lab, tmp_path):
 @pytest.mark.parametrize("jupyter_lab", [COMPOSITION_LECTURE], indirect=True, ids=["07_composition"])
 def test_averaging_explorer_redraws_when_the_budget_moves(jupyter_lab, tmp_path):
     """Check that lecture 07 runs in JupyterLab and raising the budget redraws the averaging explorer."""
-    sync_playwright = sync_playwright_or_skip()
     url, token, _ = jupyter_lab
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            page.set_default_timeout(STEP_TIMEOUT_MS)
-            run_lecture_in_lab(page, url, token, COMPOSITION_LECTURE)
-            image = page.locator("img.widget-image").first
-            image.wait_for(state="visible")
-            readout = page.locator(".widget-html-content", has_text="accountant with budget").first
-            readout.wait_for(state="visible")
-            assert "accountant with budget 5: answers 10 and refuses 190" in readout.inner_text()
-            image.scroll_into_view_if_needed()
-            before_src = image.get_attribute("src")
-            before = png_pixels(image.screenshot())
+    with browser_page() as page:
+        run_lecture_in_lab(page, url, token, COMPOSITION_LECTURE)
+        image = page.locator("img.widget-image").first
+        image.wait_for(state="visible")
+        readout = page.locator(".widget-html-content", has_text="accountant with budget").first
+        readout.wait_for(state="visible")
+        assert "accountant with budget 5: answers 10 and refuses 190" in readout.inner_text()
+        image.scroll_into_view_if_needed()
+        before_src = image.get_attribute("src")
+        before = png_pixels(image.screenshot())
 
-            drag_slider(page, "budget", 60)  # a larger budget: the accountant answers more queries
+        drag_slider(page, "budget", 60)  # a larger budget: the accountant answers more queries
 
-            page.wait_for_function(
-                "([old]) => { const img = document.querySelector('img.widget-image'); return img && img.src !== old; }",
-                arg=[before_src],
-            )
-            page.wait_for_function(
-                "() => !document.querySelector('.widget-html-content')?.textContent.includes('with budget 5:')"
-            )
-            page.wait_for_timeout(500)  # let the last update of the drag arrive
-            after = png_pixels(image.screenshot())
-            shown = readout.inner_text()
-            save_screenshot(page, tmp_path, "browser_averaging_explorer.png")
-        finally:
-            browser.close()
+        page.wait_for_function(
+            "([old]) => { const img = document.querySelector('img.widget-image'); return img && img.src !== old; }",
+            arg=[before_src],
+        )
+        page.wait_for_function(
+            "() => !document.querySelector('.widget-html-content')?.textContent.includes('with budget 5:')"
+        )
+        page.wait_for_timeout(500)  # let the last update of the drag arrive
+        after = png_pixels(image.screenshot())
+        shown = readout.inner_text()
+        save_screenshot(page, tmp_path, "browser_averaging_explorer.png")
     assert before.shape == after.shape
     changed = np.abs(before - after).sum(axis=2) > 0
     assert changed.mean() > 0.005, "the explorer's figure did not change after moving the budget"
