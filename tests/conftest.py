@@ -1,4 +1,4 @@
-"""Shared pytest set-up: a non-interactive matplotlib backend, and the bundled datasets as fixtures."""
+"""Shared pytest set-up: a non-interactive matplotlib backend, the bundled datasets and graded assignments as fixtures."""
 
 import os
 
@@ -7,6 +7,33 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 import pytest  # noqa: E402
 
 from dplib.datasets import load_adult_with_pii, load_voter_roll  # noqa: E402
+from helpers.variants import GradedAssignment, grade_assignment  # noqa: E402
+
+
+_lost_group = pytest.StashKey[bool]()
+LOST_GROUP = (
+    "--dist loadgroup lost this test's xdist_group: this pytest and pytest-xdist do not work together "
+    "(pytest-dev/pytest-xdist#1386) and every worker would grade the shared courses again; "
+    "install the versions pyproject.toml asks for (`make clean-venv test`)"
+)
+
+
+def pytest_collection_finish(session):
+    """Note the tests of a ``--dist loadgroup`` run that lost their ``xdist_group`` (pytest-xdist#1386).
+
+    xdist groups a test by appending ``@<group>`` to its node id; when that silently fails, the
+    groups are split across workers. Each such test then fails with :data:`LOST_GROUP`.
+    """
+    if getattr(session.config.option, "loadgroup", False):
+        for item in session.items:
+            if item.get_closest_marker("xdist_group") and "@" not in item.nodeid:
+                item.stash[_lost_group] = True
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    if item.stash.get(_lost_group, False):
+        pytest.fail(LOST_GROUP, pytrace=False)
 
 
 @pytest.fixture(scope="module")
@@ -19,3 +46,22 @@ def people():
 def voters():
     """The made-up public voter roll."""
     return load_voter_roll()
+
+
+@pytest.fixture(scope="session")
+def graded_assignment(tmp_path_factory):
+    """``graded_assignment(name)``: the assignment graded once per test process, then shared.
+
+    One course folder and one ``nbgrader autograde`` run per assignment grade the reference,
+    the untouched release and every variant (:func:`helpers.variants.grade_assignment`); the
+    tests only read the result. Tests that use it carry ``pytest.mark.xdist_group(name)``, so
+    one worker grades each assignment.
+    """
+    graded: dict[str, GradedAssignment] = {}
+
+    def grade(name: str) -> GradedAssignment:
+        if name not in graded:
+            graded[name] = grade_assignment(tmp_path_factory.mktemp(name), name)
+        return graded[name]
+
+    return grade

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import textwrap
 
@@ -14,7 +13,7 @@ from dplib.grading.course import REPO_ROOT
 from dplib.grading.similarity import (
     MIN_TOKENS, THRESHOLD, copy_flags, find_matches, minimum_sizes, normalize, report_html,
 )
-from helpers.variants import notebook_with
+from helpers.variants import notebook_with, variants_of
 
 SOURCES = {p.parent.name: p for p in sorted((REPO_ROOT / "source").glob("*/*.ipynb"))}
 LAPLACE = SOURCES["02_laplace"]
@@ -50,17 +49,9 @@ DISGUISED = '''def laplace_mech(v, s, eps, rng=None):
     return out + sgn * g.exponential(b, size=out.shape)'''
 
 
-def variants_module(assignment: str):
-    path = REPO_ROOT / "tests" / f"test_variants_{assignment}.py"
-    spec = importlib.util.spec_from_file_location(f"_variants_{assignment}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def honest_variants(assignment: str) -> dict:
-    """The variants of tests/test_variants_<assignment>.py that are right but different (no test loses points)."""
-    return {v.name: v.replacements for v in variants_module(assignment).VARIANTS if v.replacements and not v.zero}
+    """The variants of tests/variant_cases/<assignment>.py that are right but different (no test loses points)."""
+    return {v.name: v.replacements for v in variants_of(assignment) if v.replacements and not v.zero}
 
 
 def body_of(function) -> str:

@@ -2,12 +2,16 @@
 
 A *variant* is the reference notebook with some solution cells replaced: a correct
 answer written differently (a loop, the ``random`` module), a classic mistake, or a
-delegation to dplib. All variants of an assignment are graded in one course folder
-with one ``nbgrader autograde`` run, and the scores come back per test cell.
+delegation to dplib. Each assignment's variants live in ``tests/variant_cases/<assignment>.py``
+(a list ``VARIANTS``). :func:`grade_assignment` grades them together with the reference
+solution and the untouched release in one course folder with one ``nbgrader autograde``
+run; ``tests/test_pipeline.py`` and ``tests/test_variants.py`` read the same run.
 """
 
 from __future__ import annotations
 
+import importlib
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +46,74 @@ def notebook_with(source: Path, replacements: dict[str, str]) -> nbformat.Notebo
     if unused:
         raise KeyError(f"no cells with grade_id {sorted(unused)} in {source}")
     return notebook
+
+
+def autograded_tests(assignment: str, repo: Path = REPO_ROOT) -> tuple[str, ...]:
+    """The grade ids of the assignment's autograded test cells, in notebook order (read from source/)."""
+    (source,) = notebooks_of(repo / "source" / assignment)
+    return tuple(
+        meta["grade_id"]
+        for meta in (cell.metadata.get("nbgrader", {}) for cell in nbformat.read(str(source), as_version=4).cells)
+        if meta.get("grade") and not meta.get("solution")
+    )
+
+
+def written_answers(assignment: str, repo: Path = REPO_ROOT) -> dict[str, float]:
+    """``{grade_id: points}`` of the cells a person grades (answers in prose), read from source/."""
+    (source,) = notebooks_of(repo / "source" / assignment)
+    return {
+        meta["grade_id"]: float(meta["points"])
+        for meta in (cell.metadata.get("nbgrader", {}) for cell in nbformat.read(str(source), as_version=4).cells
+                     if cell.cell_type != "code")
+        if meta.get("grade") or meta.get("task")
+    }
+
+
+def variants_of(assignment: str) -> list[Variant]:
+    """The variants declared in ``tests/variant_cases/<assignment>.py`` (none if there is no such file)."""
+    try:
+        module = importlib.import_module(f"variant_cases.{assignment}")
+    except ModuleNotFoundError as error:
+        if error.name != f"variant_cases.{assignment}":
+            raise
+        return []
+    return list(module.VARIANTS)
+
+
+@dataclass
+class GradedAssignment:
+    """One assignment graded once: the reference, the untouched release and every variant."""
+
+    name: str
+    course: Course
+    release: Path
+    variants: list[Variant]
+    seconds_per_submission: float
+
+    def scores(self, student: str) -> dict[str, tuple]:
+        """``{grade_id: (score, max_score)}`` of a student's autograded cells."""
+        (grades,) = self.course.grades(self.name, student).values()
+        return {g.grade_id: (g.auto_score, g.max_score) for g in grades if not g.needs_manual_grade}
+
+
+def grade_assignment(root: Path, assignment: str, repo: Path = REPO_ROOT) -> GradedAssignment:
+    """Generate the release, submit the reference, the untouched release and every variant, autograde them in one run."""
+    course = Course.from_repo(Path(root), [assignment], repo=repo)
+    release = course.generate_assignment(assignment)
+    course.submit(assignment, "reference", notebooks_of(repo / "source" / assignment))
+    course.submit(assignment, "untouched", notebooks_of(release))
+    variants = variants_of(assignment)
+    (source,) = notebooks_of(repo / "source" / assignment)
+    for variant in variants:
+        if variant.name in ("reference", "untouched"):
+            raise ValueError(f"{assignment}: the variant name {variant.name!r} is taken by the pipeline")
+        folder = course.root / "submitted" / variant.name / assignment
+        folder.mkdir(parents=True)
+        nbformat.write(notebook_with(source, variant.replacements), str(folder / source.name))
+    started = time.perf_counter()
+    course.autograde(assignment)  # raises, with nbgrader's output, if the run does not complete
+    seconds = (time.perf_counter() - started) / (2 + len(variants))
+    return GradedAssignment(assignment, course, release, variants, seconds)
 
 
 def grade_variants(root: Path, assignment: str, variants: list[Variant], repo: Path = REPO_ROOT) -> dict[str, dict[str, tuple]]:

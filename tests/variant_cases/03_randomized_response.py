@@ -1,18 +1,9 @@
 """03_randomized_response: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
 
-import pytest
+from helpers.variants import Variant, autograded_tests
 
-from helpers.variants import Variant, grade_variants, unmet_expectations
-
-ALL_TESTS = (
-    "test_coin_rr_rates",
-    "test_coin_rr_fresh_coins",
-    "test_coin_rr_epsilon",
-    "test_estimate_proportion_coin",
-    "test_privatize_image_rates",
-    "test_estimate_black_fraction",
-    "test_alpha_beta_epsilon",
-)
+ASSIGNMENT = "03_randomized_response"
+ALL_TESTS = autograded_tests(ASSIGNMENT)
 
 VARIANTS = [
     Variant(
@@ -201,10 +192,3 @@ def privatize_image(image, alpha, beta, rng=None):
         zero=ALL_TESTS,
     ),
 ]
-
-
-@pytest.mark.pipeline
-def test_variants_are_graded_as_intended(tmp_path):
-    scores = grade_variants(tmp_path, "03_randomized_response", VARIANTS)
-    problems = [p for v in VARIANTS for p in unmet_expectations(v, scores[v.name])]
-    assert not problems, "\n".join(problems)

@@ -1,10 +1,9 @@
 """01_definition: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
 
-import pytest
+from helpers.variants import Variant, autograded_tests
 
-from helpers.variants import Variant, grade_variants, unmet_expectations
-
-ALL_TESTS = ("test_uniqueness", "test_reidentify", "test_differencing_attack", "test_max_privacy_loss", "test_satisfies_dp")
+ASSIGNMENT = "01_definition"
+ALL_TESTS = autograded_tests(ASSIGNMENT)
 
 VARIANTS = [
     Variant(
@@ -64,10 +63,3 @@ VARIANTS = [
         zero=ALL_TESTS,
     ),
 ]
-
-
-@pytest.mark.pipeline
-def test_variants_are_graded_as_intended(tmp_path):
-    scores = grade_variants(tmp_path, "01_definition", VARIANTS)
-    problems = [p for v in VARIANTS for p in unmet_expectations(v, scores[v.name])]
-    assert not problems, "\n".join(problems)

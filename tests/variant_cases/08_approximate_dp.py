@@ -1,22 +1,9 @@
 """08_approximate_dp: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
 
-import pytest
+from helpers.variants import Variant, autograded_tests
 
-from helpers.variants import Variant, grade_variants, unmet_expectations
-
-ALL_TESTS = (
-    "test_gaussian_sigma_classic_bound",
-    "test_gaussian_sigma_validation",
-    "test_gaussian_mech_noise_scale",
-    "test_gaussian_mech_per_entry",
-    "test_l2_sensitivity_of_histogram",
-    "test_zcdp_rho_factor_two",
-    "test_zcdp_to_epsilon_conversion",
-    "test_advanced_composition_both_terms",
-    "test_privatize_columns_budget_split",
-    "test_privatize_columns_full_domain",
-    "test_private_accuracy_design",
-)
+ASSIGNMENT = "08_approximate_dp"
+ALL_TESTS = autograded_tests(ASSIGNMENT)
 
 RIGHT = {
     "gaussian_sigma_solution": '''def gaussian_sigma(l2_sensitivity, epsilon, delta):
@@ -260,10 +247,3 @@ def zcdp_to_epsilon(rho, delta):
         zero=ALL_TESTS,
     ),
 ]
-
-
-@pytest.mark.pipeline
-def test_variants_are_graded_as_intended(tmp_path):
-    scores = grade_variants(tmp_path, "08_approximate_dp", VARIANTS)
-    problems = [p for v in VARIANTS for p in unmet_expectations(v, scores[v.name])]
-    assert not problems, "\n".join(problems)

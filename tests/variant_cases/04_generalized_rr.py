@@ -1,17 +1,9 @@
 """04_generalized_rr: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
 
-import pytest
+from helpers.variants import Variant, autograded_tests
 
-from helpers.variants import Variant, grade_variants, unmet_expectations
-
-ALL_TESTS = (
-    "test_rand_resp_keep_rates",
-    "test_get_epsilon_any_p_q",
-    "test_get_p_q_symmetric",
-    "test_krr_probabilities_truth_and_lie",
-    "test_k_rand_resp_lies_uniform",
-    "test_channel_epsilon_within_columns",
-)
+ASSIGNMENT = "04_generalized_rr"
+ALL_TESTS = autograded_tests(ASSIGNMENT)
 
 VARIANTS = [
     Variant(
@@ -172,10 +164,3 @@ def k_rand_resp(categories, k, epsilon, rng=None):
         zero=ALL_TESTS,
     ),
 ]
-
-
-@pytest.mark.pipeline
-def test_variants_are_graded_as_intended(tmp_path):
-    scores = grade_variants(tmp_path, "04_generalized_rr", VARIANTS)
-    problems = [p for v in VARIANTS for p in unmet_expectations(v, scores[v.name])]
-    assert not problems, "\n".join(problems)

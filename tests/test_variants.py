@@ -1,0 +1,51 @@
+"""Every variant of every assignment is graded as intended, in the assignment's one nbgrader run.
+
+The variants are declared in ``tests/variant_cases/<assignment>.py``: correct answers written
+differently keep full marks, each classic mistake scores 0 on the test aimed at it and keeps the
+points of unrelated tests. The same run (shared with ``tests/test_pipeline.py``) shows the written
+answers of the reference waiting for a human grader.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dplib.grading import assignments_in
+from dplib.grading.course import REPO_ROOT
+from helpers.variants import autograded_tests, unmet_expectations, variants_of, written_answers
+
+ASSIGNMENTS = assignments_in(REPO_ROOT / "source")
+CASES = [
+    pytest.param(assignment, variant, marks=pytest.mark.xdist_group(assignment), id=f"{assignment}-{variant.name}")
+    for assignment in ASSIGNMENTS
+    for variant in variants_of(assignment)
+]
+pytestmark = pytest.mark.pipeline
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_assignment_has_right_and_wrong_variants(assignment):
+    variants = variants_of(assignment)
+    assert any(not v.zero for v in variants), f"tests/variant_cases/{assignment}.py: no correct answer written differently"
+    assert any(v.zero for v in variants), f"tests/variant_cases/{assignment}.py: no classic mistake"
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_expectation_names_a_test_of_the_assignment(assignment):
+    tests = set(autograded_tests(assignment))
+    unknown = {(v.name, grade_id) for v in variants_of(assignment) for grade_id in v.full + v.zero if grade_id not in tests}
+    assert not unknown, f"{assignment}: variants expect scores of cells that are not tests: {sorted(unknown)}"
+
+
+@pytest.mark.parametrize(("assignment", "variant"), CASES)
+def test_variant_is_graded_as_intended(assignment, variant, graded_assignment):
+    problems = unmet_expectations(variant, graded_assignment(assignment).scores(variant.name))
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("assignment", [pytest.param(a, marks=pytest.mark.xdist_group(a)) for a in ASSIGNMENTS])
+def test_written_answers_await_a_grader(assignment, graded_assignment):
+    graded = graded_assignment(assignment)
+    (reference,) = graded.course.grades(assignment, "reference").values()
+    waiting = {g.grade_id: (g.auto_score, g.max_score) for g in reference if g.needs_manual_grade}
+    assert waiting == {grade_id: (None, points) for grade_id, points in written_answers(assignment).items()}
