@@ -81,6 +81,7 @@ c.NamedFeedbackExporter.extra_template_basedirs = FEEDBACK_TEMPLATE_DIRS
 # (nbgrader's own feedback shows it: nbgrader#917, #1363).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
+    "dplib.grading.preprocessors.HideReviewNotes",  # copy and tampering flags stay in formgrader
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     "dplib.grading.preprocessors.HideHiddenTests",
     "dplib.grading.mathml.MathMLPreprocessor",  # math renders offline (no MathJax CDN)

@@ -11,15 +11,18 @@ import re
 
 import nbformat
 import pytest
+from nbgrader.api import Gradebook
 
 from dplib.grading import Course, notebooks_of
 from dplib.grading.course import REPO_ROOT
+from dplib.grading.review import comment_in_gradebook
 
 pytestmark = pytest.mark.xdist_group("grading_feedback")  # one worker grades the module's class once
 
 ASSIGNMENT = "01_definition"
 SOURCE = notebooks_of(REPO_ROOT / "source" / ASSIGNMENT)[0]
 MARKERS = ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+REVIEW_FLAG = "copy: uniqueness_solution matches another submission (similarity 0.91)"
 
 
 def _student(**replacements: str) -> nbformat.NotebookNode:
@@ -90,6 +93,8 @@ def feedback(tmp_path_factory):
         folder.mkdir(parents=True)
         nbformat.write(notebook, str(folder / SOURCE.name))
     course.autograde(ASSIGNMENT)
+    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:  # as the class grader does
+        comment_in_gradebook(gradebook, "reference", ASSIGNMENT, {SOURCE.stem: [REVIEW_FLAG]})
     course.nbgrader("generate_feedback", ASSIGNMENT, "--force")
     pages = {
         student: (course.root / "feedback" / student / ASSIGNMENT / f"{SOURCE.stem}.html").read_text()
@@ -107,6 +112,18 @@ def test_feedback_lists_every_test_with_its_points(feedback):
                 assert re.search(rf'href="#{grade_id}">Tests of [^<]+</a> \(Score: [\d.]+ / [\d.]+\)', page), (student, grade_id)
     assert re.search(r'href="#test_reidentify">Tests of [^<]+</a> \(Score: 0.0 / 3.0\)', pages["ambiguous_matches"])
     assert re.search(r'href="#test_reidentify">Tests of [^<]+</a> \(Score: 3.0 / 3.0\)', pages["reference"])
+
+
+@pytest.mark.pipeline
+def test_review_flags_stay_in_formgrader_and_out_of_the_feedback(feedback):
+    course, pages = feedback
+    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
+        notebook = gradebook.find_submission_notebook(SOURCE.stem, ASSIGNMENT, "reference")
+        assert notebook.flagged
+        assert any(REVIEW_FLAG in (c.comment or "") for c in notebook.comments)
+    text = _text(pages["reference"])
+    assert "Tests of" in text
+    assert "Automatic review" not in text and "matches another submission" not in text
 
 
 @pytest.mark.pipeline

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import inspect
 import textwrap
+from datetime import datetime, timedelta
 
 import nbformat
 import pytest
 
 import dplib
-from dplib.grading.course import REPO_ROOT
+from dplib.grading.course import REPO_ROOT, format_timestamp
 from dplib.grading.similarity import (
-    MIN_TOKENS, THRESHOLD, copy_flags, find_matches, minimum_sizes, normalize, report_html,
+    MIN_TOKENS, THRESHOLD, copy_flags, find_matches, minimum_sizes, normalize, report_html, submission_times,
 )
 from helpers.variants import notebook_with, variants_of
 
@@ -144,13 +145,15 @@ def _small_class(tmp_path, assignment: str):
     source, release = SOURCES[assignment], REPO_ROOT / "release" / assignment / SOURCES[assignment].name
     (tmp_path / "source" / assignment).mkdir(parents=True)
     shutil.copy(source, tmp_path / "source" / assignment)
-    names = ["correct"] * 4 + ["partial", "warnings", "copies_classmate", "copies_dplib", "delegates"]
+    names = ["correct"] * 4 + ["partial", "warnings", "warnings", "copies_classmate", "copies_dplib", "delegates"]
     kinds = {(f"s{i}", assignment): kind for i, kind in enumerate(names)}
     texts, rng = {}, np.random.default_rng(1)
-    for (student, _), kind in kinds.items():
+    for i, ((student, _), kind) in enumerate(kinds.items()):
         texts[student, assignment, release.name] = text = simulation.make_submission(kind, release, source, rng)
-        (tmp_path / "submitted" / student / assignment).mkdir(parents=True)
-        (tmp_path / "submitted" / student / assignment / release.name).write_text(text)
+        folder = tmp_path / "submitted" / student / assignment
+        folder.mkdir(parents=True)
+        (folder / release.name).write_text(text)
+        (folder / "timestamp.txt").write_text(format_timestamp(datetime(2025, 3, 1, 12, 0) + timedelta(minutes=7 * i)))
     return kinds, copy_submissions(tmp_path, kinds, texts, np.random.default_rng(2))
 
 
@@ -167,25 +170,41 @@ def test_the_demo_copiers_are_found_and_nobody_else(tmp_path, assignment):
     assert kinds[author, assignment] == "correct" and sources[pasted, assignment] == "dplib"
     pairs = {(m.student, m.other.split(".")[0]) for m in matches}
     assert pairs == {(copier, author), (author, copier), (pasted, "dplib")}
+    flags = copy_flags(matches, submission_times(tmp_path, assignment))  # the author handed in first
+    assert set(flags) == {(copier, assignment), (pasted, assignment)}
+    assert all(f"matches the earlier submission of {author} (" in flag for flag in flags[copier, assignment])
+    assert f"{author} handed in first" in page.read_text()
     assert page == tmp_path / "similarity" / f"{assignment}.html" and copier in page.read_text()
     for student in (author, copier):  # the author's own way of writing raises no review flag
         assert review_flags(tmp_path / "submitted" / student / assignment / SOURCES[assignment].name,
                             SOURCES[assignment]) == ()
 
 
-@pytest.mark.pipeline
-def test_the_simulated_class_report_names_exactly_its_copiers(tmp_path):
-    """What `make demo` builds (a smaller class): the report pairs the copiers with their sources, nobody else."""
-    from dplib.grading.simulation import build_class
-    from dplib.grading.similarity import write_report
+HONEST = ("correct", "partial", "empty", "wrong", "warnings", "messy", "infinite_loop", "corrupted", "missing")
 
-    course, kinds = build_class(tmp_path / "demo", n_students=16, assignments=["02_laplace"], progress=False)
-    _, matches = write_report(course.root, "02_laplace")
-    copiers = {s for (s, _), k in kinds.items() if k in ("copies_classmate", "copies_dplib")}
-    assert copiers and {m.student for m in matches if m.other.startswith("dplib.")} == {
-        s for (s, _), k in kinds.items() if k == "copies_dplib"}
-    classmate_pairs = {(m.student, m.other) for m in matches if not m.other.startswith("dplib.")}
-    (copier,) = [s for (s, _), k in kinds.items() if k == "copies_classmate"]
-    (author,) = {other for student, other in classmate_pairs if student == copier}
-    assert classmate_pairs == {(copier, author), (author, copier)} and kinds[author, "02_laplace"] == "correct"
-    assert (course.root / "similarity" / "02_laplace.html").exists()
+
+@pytest.mark.pipeline
+def test_the_demo_class_flags_its_copiers_and_no_honest_student(tmp_path):
+    """The class `make demo` grades (same roster, kinds and seed), every assignment: copy flags name exactly
+    the copiers, and no honest student gets a copy or review flag."""
+    from dplib.grading.review import review_flags
+    from dplib.grading.simulation import build_class
+    from dplib.grading.similarity import submission_times, write_report
+
+    course, kinds = build_class(tmp_path / "demo", progress=False)
+    flagged: dict = {}
+    classmate_pairs = set()
+    for assignment in sorted({a for _, a in kinds}):
+        _, matches = write_report(course.root, assignment)
+        flagged.update(copy_flags(matches, submission_times(course.root, assignment)))
+        classmate_pairs |= {(m.student, m.other, assignment) for m in matches if not m.other.startswith("dplib.")}
+    copiers = {key for key, kind in kinds.items() if kind in ("copies_classmate", "copies_dplib")}
+    copied = {(s, a) for s, _, a in classmate_pairs if kinds[s, a] in HONEST}  # the classmates whose work was taken
+    assert copiers and copied and copiers <= set(flagged)
+    assert not {key for key in flagged if kinds[key] in HONEST}  # neither those nor any other honest student
+    # besides the copiers, only students who handed in the same tampering code as another are flagged
+    assert {kinds[key] for key in set(flagged) - copiers} <= {"monkeypatch"}
+    review = {key: review_flags(path, SOURCES[key[1]])
+              for key in kinds if kinds[key] in HONEST
+              for path in (course.root / "submitted" / key[0] / key[1]).glob("*.ipynb")}
+    assert review and not {key: found for key, found in review.items() if found}

@@ -19,9 +19,12 @@ import ast
 import inspect
 import json
 import textwrap
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
+
+from dplib.grading.course import format_timestamp
 
 _COMMUTATIVE = (ast.Mult,)
 
@@ -138,6 +141,15 @@ def _source(cell: dict) -> str:
     return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
 
 
+def _hand_in_after(author: Path, copier: Path, delay: timedelta = timedelta(hours=2)) -> None:
+    """The copier hands in ``delay`` after the author (their ``timestamp.txt``), as one who copies finished work."""
+    from nbgrader.utils import parse_utc
+
+    stamp = author / "timestamp.txt"
+    if stamp.exists():
+        (copier / "timestamp.txt").write_text(format_timestamp(parse_utc(stamp.read_text().strip()) + delay))
+
+
 def copy_submissions(root: Path, kinds: dict, texts: dict, rng: np.random.Generator) -> dict[tuple[str, str], str]:
     """Rewrite the copiers' submissions (and their sources') in ``root/submitted``; return ``{(copier, assignment): source}``.
 
@@ -172,6 +184,7 @@ def copy_submissions(root: Path, kinds: dict, texts: dict, rng: np.random.Genera
             for cell in _solution_cells(notebook):
                 cell["source"] = disguise(_source(cell), rng)
             sources[student, assignment] = author
+            _hand_in_after(root / "submitted" / author / assignment, root / "submitted" / student / assignment)
         (root / "submitted" / student / assignment / name).write_text(json.dumps(notebook, indent=1))
     return sources
 

@@ -13,9 +13,15 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def format_timestamp(when: datetime) -> str:
+    """A hand-in time as nbgrader writes it in ``submitted/<student>/<assignment>/timestamp.txt`` (UTC)."""
+    return when.strftime("%Y-%m-%d %H:%M:%S.%f") + " UTC"
 
 
 def assignments_in(source_dir: Path) -> list[str]:

@@ -205,21 +205,21 @@ def add_copy_flags(root: Path, outcomes: list[Outcome]) -> list[Outcome]:
 
     from nbgrader.api import Gradebook
 
-    from dplib.grading.similarity import copy_flags, write_report
+    from dplib.grading.similarity import copy_flags, submission_times, write_report
 
     flags: dict = {}
     for assignment in sorted({o.assignment for o in outcomes}):
         try:
-            flags.update(copy_flags(write_report(root, assignment)[1]))
+            flags.update(copy_flags(write_report(root, assignment)[1], submission_times(root, assignment)))
         except Exception as error:  # a report that fails must not lose the grades
             print(f"similarity report of {assignment} failed: {error!r}", file=sys.stderr)
     if flags:
         with Gradebook(f"sqlite:///{Path(root) / 'gradebook.db'}") as gradebook:
             for (student, assignment), found in flags.items():
                 names = [p.stem for p in (Path(root) / "source" / assignment).glob("*.ipynb")]
-                # the comment may reach the student's feedback: it does not name the classmate
-                hidden = [f.split(" matches the submission of ")[0] + " matches another submission" + f[f.rindex(" ("):]
-                          if " matches the submission of " in f else f for f in found]
+                # feedback leaves review notes out (HideReviewNotes); should one reach a student, it names no classmate
+                hidden = [re.sub(r" matches the (earlier )?submission of .*? \(",
+                                 lambda m: f" matches {'an earlier' if m[1] else 'another'} submission (", f) for f in found]
                 comment_in_gradebook(gradebook, student, assignment, {name: hidden for name in sorted(names)[:1]})
     return [replace(o, flags=o.flags + flags.get((o.student, o.assignment), ())) for o in outcomes]
 

@@ -7,7 +7,8 @@ a preprocessor given as a string):
   ``DeduplicateIds``, :class:`RestoreCells` replaces ``OverwriteCells``;
 - autograde: :class:`GuardedExecute` replaces ``Execute``, :class:`AllOrNothingTests`
   runs before ``SaveAutoGrades``;
-- feedback: :class:`HideHiddenTests` runs last.
+- feedback: :class:`HideReviewNotes` right after ``GetGrades`` (review flags stay in
+  formgrader), :class:`HideHiddenTests` last.
 
 Why, as measured on nbgrader 0.9.6 (see the tests in ``tests/test_grading_failure_modes.py``):
 
@@ -38,10 +39,11 @@ from dplib.grading.preprocessors.feedback import (  # noqa: F401 (tests and nbgr
     MIN_SECRET_LENGTH,
     SECRET_REGIONS,
     HideHiddenTests,
+    HideReviewNotes,
     NamedFeedbackExporter,
     scrub,
     secret_lines,
 )
 from dplib.grading.preprocessors.sanitize import RestoreCells, SanitizeMetadata
 
-__all__ = ["SanitizeMetadata", "RestoreCells", "GuardedExecute", "AllOrNothingTests", "HideHiddenTests"]
+__all__ = ["SanitizeMetadata", "RestoreCells", "GuardedExecute", "AllOrNothingTests", "HideHiddenTests", "HideReviewNotes"]

@@ -1,7 +1,9 @@
-"""Feedback plug-ins: the feedback template, and feedback without hidden tests or solutions.
+"""Feedback plug-ins: the feedback template, and feedback without hidden tests, solutions or review notes.
 
 :class:`HideHiddenTests` runs last in the feedback pipeline; :func:`secret_lines` and
 :func:`scrub` remove any line of a hidden test or a solution from the outputs.
+:class:`HideReviewNotes` keeps the automatic review's notes (copy and tampering flags) in
+formgrader, for the instructor, and out of the student's feedback.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from nbconvert.exporters import HTMLExporter
 from nbformat import read as nbformat_read
 from nbformat.notebooknode import NotebookNode
 from nbgrader import utils
-from nbgrader.preprocessors import ClearHiddenTests
+from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
 from traitlets import Unicode, default
 
 from dplib.grading.preprocessors.cells import _SourceNotebook, _error, _is_test_cell
+from dplib.grading.review.notebook import REVIEW_HEADING
 
 # Feedback pages: nbgrader's template with entries named after the exercise (templates/feedback_named).
 FEEDBACK_TEMPLATE_DIRS = [
@@ -170,3 +173,33 @@ class HideHiddenTests(ClearHiddenTests):
         self._scrub_outputs(cell)
         return cell, resources
 
+
+
+class HideReviewNotes(NbGraderPreprocessor):
+    """Feedback without the automatic review's notes: they are for the instructor to check.
+
+    :func:`dplib.grading.review.comment_in_gradebook` writes copy and tampering flags into the
+    comment of a notebook's first solution cell, under :data:`REVIEW_HEADING`, so that formgrader
+    shows them. A flag is a reason to look, not a verdict, so the student's feedback keeps only
+    the rest of the comment (what a grader wrote). Runs after ``GetGrades``.
+    """
+
+    def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int):
+        meta = cell.metadata.get("nbgrader") or {}
+        if REVIEW_HEADING in (meta.get("comment") or ""):
+            meta["comment"] = without_review_notes(meta["comment"])
+        return cell, resources
+
+
+def without_review_notes(comment: str) -> str:
+    """``comment`` without the :data:`REVIEW_HEADING` line and the ``- flag`` lines that follow it."""
+    kept, in_notes = [], False
+    for line in comment.split("\n"):
+        if line.strip() == REVIEW_HEADING:
+            in_notes = True
+        elif in_notes and line.startswith("- "):
+            continue
+        else:
+            in_notes = False
+            kept.append(line)
+    return "\n".join(kept).strip()

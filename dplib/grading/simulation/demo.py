@@ -10,14 +10,16 @@ from __future__ import annotations
 import argparse
 import shutil
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 
-from dplib.grading.course import REPO_ROOT, Course, assignments_in, notebooks_of
+from dplib.grading.course import REPO_ROOT, Course, assignments_in, format_timestamp, notebooks_of
 from dplib.grading.simulation.submissions import KINDS, assign_kinds, make_submission, student_roster
 
 MARKER = ".dplib-demo"  # marks a folder this module created (and may delete)
+HAND_IN_START = datetime(2025, 3, 1, 12, 0)  # the first possible hand-in time (UTC)
 
 
 def build_class(target: Path, n_students: int = 30, assignments: list[str] | None = None, seed: int = 0,
@@ -47,7 +49,9 @@ def build_class(target: Path, n_students: int = 30, assignments: list[str] | Non
     kinds = assign_kinds([s for s, _, _ in roster], names, seed)
     rng = np.random.default_rng(seed + 1)
     texts = {}  # copiers need their classmate's text (see _copy_submissions)
+    hand_in = np.random.default_rng(seed + 3)  # hand-in times spread over two days
     for (student, assignment), kind in tqdm(sorted(kinds.items()), desc="writing submissions", disable=not progress):
+        submitted_at = HAND_IN_START + timedelta(minutes=int(hand_in.integers(48 * 60)))
         for release in notebooks_of(course.root / "release" / assignment):
             text = make_submission(kind, release, repo / "source" / assignment / release.name, rng)
             texts[student, assignment, release.name] = text
@@ -56,7 +60,7 @@ def build_class(target: Path, n_students: int = 30, assignments: list[str] | Non
             folder = course.root / "submitted" / student / assignment
             folder.mkdir(parents=True, exist_ok=True)
             (folder / release.name).write_text(text)
-            (folder / "timestamp.txt").write_text("2025-03-01 12:00:00.000000 UTC")
+            (folder / "timestamp.txt").write_text(format_timestamp(submitted_at))
     from dplib.grading.copying import copy_submissions
 
     copy_submissions(course.root, kinds, texts, np.random.default_rng(seed + 2))

@@ -103,17 +103,22 @@ def _wrong(stub: str, reference: str) -> str:
     return "\n".join(lines)
 
 
-def _with_warnings(code: str) -> str:
-    """Reference code whose function bodies first warn, divide by zero in numpy and print to stderr."""
+def _with_warnings(code: str, rng: np.random.Generator) -> str:
+    """Reference code whose function bodies first warn, divide by zero in numpy and print to stderr.
+
+    Each student's debugging lines carry numbers of their own, as real ones would: two such
+    students hand in the reference plus *different* lines, so copy detection has nothing to report.
+    """
     out = []
     for line in code.split("\n"):
         out.append(line)
         match = re.match(r"(\s*)def \w+\(.*\):\s*$", line)
         if match:
             indent = match.group(1) + "    "
+            n = int(rng.integers(2, 10**6))
             out.append(
-                f"{indent}import sys, warnings, numpy; warnings.warn('checking my work', UserWarning); "
-                f"numpy.log(numpy.zeros(1)); print('debug', file=sys.stderr)"
+                f"{indent}import sys, warnings, numpy; warnings.warn('checking my work', UserWarning, stacklevel={n % 3 + 1}); "
+                f"numpy.log(numpy.zeros({n % 97 + 1})); print('debug', {n}, file=sys.stderr)"
             )
     # the docstring must stay first for readability only; Python accepts statements before it
     return "\n".join(out)
@@ -149,7 +154,7 @@ def make_submission(kind: str, release: Path, source: Path, rng: np.random.Gener
             names = [n for n in _defined_names(answer) if hasattr(dplib, n)]
             cell.source = "\n".join(f"{n} = dplib.{n}" for n in names) if names else cell.source
         elif index in solve:
-            cell.source = _with_warnings(answer) if kind == "warnings" else answer
+            cell.source = _with_warnings(answer, rng) if kind == "warnings" else answer
     for cell in solutions:
         if cell.cell_type == "markdown" and kind not in ("partial",):
             cell.source = "Differential privacy bounds what any one person's data can change in the output."
