@@ -52,7 +52,7 @@ def secret_lines(notebooks) -> set[str]:
 
 
 def test_student_repo_has_what_students_run(student_repo):
-    for name in ("README.md", "pyproject.toml", "environment.yml", "dplib/__init__.py", "dplib/testing.py", "course/syllabus.md"):
+    for name in ("README.md", "pyproject.toml", "environment.yml", "dplib/__init__.py", "dplib/testing/__init__.py", "course/syllabus.md"):
         assert (student_repo / name).is_file(), f"{name} is missing"
     for release in (REPO / "release").iterdir():
         if release.is_dir():

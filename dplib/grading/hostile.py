@@ -81,7 +81,7 @@ def classmates():
 _try("read a classmate's notebook", classmates)
 '''),
     Attack("persist", "plant code for later students: dplib, site-packages, $HOME, nbgrader_config.py", '''\
-_try("append to dplib/testing.py", lambda: open(DPLIB / "testing.py", "a").write("\\n# planted\\n"))
+_try("append to dplib/testing/checks.py", lambda: open(DPLIB / "testing" / "checks.py", "a").write("\\n# planted\\n"))
 _try("drop a .pth file", lambda: open(SITE / "zz_planted.pth", "w").write("import os\\n"))
 _try("drop sitecustomize.py", lambda: open(SITE / "sitecustomize.py", "w").write("# planted\\n"))
 def startup():

@@ -1,52 +1,19 @@
-"""Assertions for autograder test cells: fair to correct answers, clear about wrong ones.
+"""The checks of :mod:`dplib.testing`: closeness, binomial and categorical counts, distributions, means.
 
-Rules these helpers enforce for every test that uses them:
-
-- **Fixed false-failure probability.** Each statistical check rejects a correct
-  implementation with probability at most ``false_failure`` (default 1e-6), decided
-  in advance and never retried. Exact tests (binomial) use it as it is; tests that
-  rest on a normal approximation use ``false_failure ** 1.5`` to leave room for the
-  approximation, i.e. about six standard deviations at the default.
-- **Helpful messages.** A failure says what was observed, what was expected, the
-  sample size and a hint about the likely mistake.
-- **Silence.** nbgrader scores 0 for any test cell that writes to stderr, so checks run
-  the student's code with warnings and numpy floating-point errors silenced and stderr
-  captured (:func:`quiet`).
-- **No trusting rebindable names.** Student code runs in the same kernel and may
-  rebind ``abs``, ``numpy.allclose`` and friends; this module keeps its own
-  references, taken when it is imported (the notebook's first, read-only cell).
-- **No credit for delegation.** :func:`disabled` makes a dplib function raise while a
-  student's function is checked, so an answer that only calls dplib's reference
-  implementation earns nothing.
+Each check runs the student's values under :func:`dplib.testing.quiet` (looked up when called, so
+the grading guard's wrapper of it applies) and keeps its tolerances out of a student cell's reach.
 """
 
 from __future__ import annotations
 
 import builtins
-import contextlib
 import functools
-import io
 import math
-import sys
-import types
-import warnings
 
 import numpy as np
 from scipy import stats
 
-__all__ = [
-    "DelegationError",
-    "quiet",
-    "disabled",
-    "check_close",
-    "check_binomial",
-    "check_fraction",
-    "check_categorical",
-    "check_distribution",
-    "check_mean",
-    "binomial_bounds",
-    "substituted",
-]
+import dplib.testing as _testing
 
 DEFAULT_FALSE_FAILURE = 1e-6
 
@@ -58,75 +25,6 @@ _errstate, _count_nonzero, _bincount, _array_equal = np.errstate, np.count_nonze
 _sqrt = math.sqrt
 _binom_ppf, _binom_isf = stats.binom.ppf, stats.binom.isf
 _chisquare, _kstest, _norm_isf = stats.chisquare, stats.kstest, stats.norm.isf
-
-
-class DelegationError(RuntimeError):
-    """Raised by a dplib function that a test has disabled (see :func:`disabled`)."""
-
-
-@contextlib.contextmanager
-def quiet():
-    """Silence warnings, numpy floating-point errors and stderr inside the block.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> with quiet():
-    ...     _ = np.log(0.0)
-    """
-    with warnings.catch_warnings(), _errstate(all="ignore"), contextlib.redirect_stderr(io.StringIO()):
-        warnings.simplefilter("ignore")
-        yield
-
-
-DISABLED_FILENAME = "<disabled by dplib.testing>"  # the guard leaves a switched-off function's code alone
-
-
-def _raiser(name: str) -> types.CodeType:
-    """Code of a function that raises DelegationError; it runs with the disabled function's globals."""
-    message = (
-        f"dplib.{name} is switched off while your function is checked: write the code yourself "
-        "instead of calling dplib's implementation."
-    )
-    source = f"def {name}(*args, **kwargs):\n    raise __import__('dplib.testing').testing.DelegationError({message!r})"
-    namespace: dict = {}
-    exec(compile(source, DISABLED_FILENAME, "exec"), {}, namespace)
-    return namespace[name].__code__
-
-
-@contextlib.contextmanager
-def disabled(*functions):
-    """Make the given dplib functions raise :class:`DelegationError` inside the block.
-
-    The function's code object is swapped, so every alias of it (``dplib.f``,
-    ``from dplib import f``, a module attribute) is disabled at once, and restored
-    afterwards even if the block raises.
-
-    Examples
-    --------
-    >>> import dplib
-    >>> with disabled(dplib.laplace_tail):
-    ...     try:
-    ...         dplib.laplace_tail(1.0, 1.0, 1.0)
-    ...     except DelegationError:
-    ...         print("disabled")
-    disabled
-    >>> round(dplib.laplace_tail(1.0, 1.0, 1.0), 4)
-    0.3679
-    """
-    originals = []
-    try:
-        for function in functions:
-            if not _isinstance(function, types.FunctionType):
-                raise TypeError(f"functions must be plain Python functions, got {function!r}")
-            if function.__code__.co_freevars:
-                raise TypeError(f"cannot disable closure {function.__name__}")
-            originals.append((function, function.__code__))
-            function.__code__ = _raiser(function.__name__)
-        yield
-    finally:
-        for function, code in originals:
-            function.__code__ = code
 
 
 def _allclose(got: np.ndarray, want: np.ndarray, *, rtol: float, atol: float) -> bool:
@@ -152,7 +50,7 @@ def check_close(actual, expected, *, name: str = "result", rtol: float = 1e-6, a
     ...
     AssertionError: counts: expected [1.  2.5], got [1. 2.]. Did you divide by p - q?
     """
-    with quiet():
+    with _testing.quiet():
         try:
             got = _asarray(actual, dtype=float)
         except (TypeError, ValueError):
@@ -207,7 +105,7 @@ def check_fraction(flags, p: float, *, what: str, hint: str = "", false_failure:
     >>> import numpy as np
     >>> check_fraction(np.random.default_rng(0).random(10_000) < 0.25, 0.25, what="share of 1s")
     """
-    with quiet():
+    with _testing.quiet():
         flags = _asarray(flags).ravel()
         check_binomial(int(_count_nonzero(flags)), int(flags.size), p, what=what, hint=hint, false_failure=false_failure)
 
@@ -225,7 +123,7 @@ def check_categorical(
     >>> import numpy as np
     >>> check_categorical(np.random.default_rng(0).integers(0, 3, 30_000), [1/3, 1/3, 1/3], what="reports")
     """
-    with quiet():
+    with _testing.quiet():
         expected_p = _asarray(probabilities, dtype=float)
         k = expected_p.size
         values = _asarray(samples).ravel()
@@ -263,7 +161,7 @@ def check_distribution(samples, cdf, *, what: str, hint: str = "", false_failure
     >>> noise = np.random.default_rng(0).laplace(0, 2, 20_000)
     >>> check_distribution(noise, stats.laplace(scale=2).cdf, what="noise")
     """
-    with quiet():
+    with _testing.quiet():
         values = _asarray(samples, dtype=float).ravel()
         if values.size == 0 or not _isfinite(values).all():
             _fail(f"{what}: expected finite numbers, got {values[:5]}...", hint)
@@ -292,7 +190,7 @@ def check_mean(
     >>> import numpy as np
     >>> check_mean(np.random.default_rng(0).normal(5, 2, 10_000), 5, 2, what="noisy answers")
     """
-    with quiet():
+    with _testing.quiet():
         values = _asarray(samples, dtype=float).ravel()
         n = values.size
         if n == 0 or not _isfinite(values).all():
@@ -306,36 +204,6 @@ def check_mean(
                 f"got {mean:.4g}.",
                 hint,
             )
-
-
-@contextlib.contextmanager
-def substituted(namespace: dict, **names):
-    """Bind ``names`` in ``namespace`` (a notebook's ``globals()``) inside the block; restore them afterwards.
-
-    A test of a later exercise uses it to grade that exercise on its own: while
-    ``satisfies_dp`` is checked, the student's ``max_privacy_loss`` is replaced by
-    dplib's, so a mistake in one exercise costs that exercise's points only.
-
-    Examples
-    --------
-    >>> namespace = {"f": len}
-    >>> with substituted(namespace, f=abs, g=min):
-    ...     namespace["f"](-2), namespace["g"](3, 1)
-    (2, 1)
-    >>> namespace["f"] is len, "g" in namespace
-    (True, False)
-    """
-    missing = object()
-    saved = {name: namespace.get(name, missing) for name in names}
-    namespace.update(names)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is missing:
-                namespace.pop(name, None)
-            else:
-                namespace[name] = value
 
 
 # --- tolerances out of reach (issue 12) ------------------------------------------------------------------
