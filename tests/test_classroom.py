@@ -45,8 +45,7 @@ def _partial(release: nbformat.NotebookNode) -> nbformat.NotebookNode:
 def course(tmp_path_factory):
     course = Course.from_repo(tmp_path_factory.mktemp("classroom"), [FIRST])
     shutil.copytree(course.root / "source" / FIRST, course.root / "source" / RETAKE)
-    for assignment in (FIRST, RETAKE):
-        course.generate_assignment(assignment)
+    course.generate_assignments()
     release = nbformat.read(str(course.root / "release" / FIRST / SOURCE.name), as_version=4)
     submissions = {
         ("ada", FIRST): nbformat.read(str(SOURCE), as_version=4),
