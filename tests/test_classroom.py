@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import shutil
+from pathlib import Path
 
 import nbformat
 import psutil
@@ -120,8 +121,14 @@ def test_autograded_notebooks_and_feedback_are_in_the_course(course, graded):
     assert len(read_outcomes(course.root)) == len(EXPECTED)
 
 
+def _graded_copy(course: Course, tmp_path) -> Course:
+    """A copy of the graded class, for a test that grades more: the module's class stays as graded."""
+    return Course(Path(shutil.copytree(course.root, tmp_path / "course", symlinks=True)))
+
+
 @pytest.mark.pipeline
-def test_regrading_one_student_keeps_everybody_else(course, graded):
+def test_regrading_one_student_keeps_everybody_else(course, graded, tmp_path):
+    course = _graded_copy(course, tmp_path)
     assert main(["--course", str(course.root), "grade", "--student", "cy", "--assignment", FIRST, "--workers", "1"]) == 0
     outcomes = read_outcomes(course.root)
     assert len(outcomes) == len(EXPECTED)
@@ -132,7 +139,8 @@ def test_regrading_one_student_keeps_everybody_else(course, graded):
 
 
 @pytest.mark.pipeline
-def test_a_submission_past_its_time_limit_is_stopped_and_flagged(course, graded):
+def test_a_submission_past_its_time_limit_is_stopped_and_flagged(course, graded, tmp_path):
+    course = _graded_copy(course, tmp_path)
     folder = course.root / "submitted" / "eve" / FIRST
     folder.mkdir(parents=True)
     looping = nbformat.read(str(SOURCE), as_version=4)
