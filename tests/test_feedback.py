@@ -114,6 +114,17 @@ def test_feedback_lists_every_test_with_its_points(feedback):
     assert re.search(r'href="#test_reidentify">Tests of [^<]+</a> \(Score: 3.0 / 3.0\)', pages["reference"])
 
 
+def test_only_the_review_notes_leave_a_comment():
+    from dplib.grading.preprocessors.feedback import without_review_notes
+    from dplib.grading.review import REVIEW_HEADING
+
+    notes = f"{REVIEW_HEADING}\n- copy: a_solution matches another submission (similarity 0.91)\n- review: b"
+    assert without_review_notes(notes) == ""
+    assert without_review_notes(f"Well argued.\n\n{notes}\n\nSee me about exercise 2.") == (
+        "Well argued.\n\n\nSee me about exercise 2.")
+    assert without_review_notes("- a list the grader wrote\n- stays") == "- a list the grader wrote\n- stays"
+
+
 @pytest.mark.pipeline
 def test_review_flags_stay_in_formgrader_and_out_of_the_feedback(feedback):
     course, pages = feedback

@@ -83,6 +83,13 @@ def test_a_classmates_cell_renamed_reformatted_and_reordered_is_found():
     assert all(m.score >= THRESHOLD for m in matches) and matches[0].score > 0.9
     assert copy_flags(matches)[("bo", "02_laplace")] == (
         f"copy: laplace_mech_solution matches the submission of ada (similarity {matches[0].score:.2f})",)
+    # with hand-in times only the later one is flagged; without them (or at the same time), both
+    noon, later = datetime(2025, 3, 1, 12), datetime(2025, 3, 1, 14)
+    assert copy_flags(matches, {"ada": noon, "bo": later}) == {("bo", "02_laplace"): (
+        f"copy: laplace_mech_solution matches the earlier submission of ada (similarity {matches[0].score:.2f})",)}
+    assert set(copy_flags(matches, {"ada": later, "bo": noon})) == {("ada", "02_laplace")}
+    assert set(copy_flags(matches, {"ada": noon, "bo": noon})) == set(copy_flags(matches, {"ada": noon})) == {
+        ("ada", "02_laplace"), ("bo", "02_laplace")}
 
 
 def test_pasting_dplibs_body_is_flagged_as_copying_dplib():
