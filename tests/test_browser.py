@@ -173,50 +173,11 @@ def test_lecture_runs_and_slider_redraws_the_figure(jupyter_lab, tmp_path):
     """Check that the Laplace lecture runs in JupyterLab and moving epsilon redraws the explorer's figure."""
     url, token, _ = jupyter_lab
     with browser_page() as page:
-        page.goto(f"{url}/lab/tree/{LECTURE.name}?token={token}")
-        # the notebook panel is open and its kernel has started
-        page.wait_for_function(
-            """() => {
-                const app = window.jupyterapp;
-                const panel = app && app.shell.currentWidget;
-                const kernel = panel && panel.sessionContext && panel.sessionContext.session
-                    && panel.sessionContext.session.kernel;
-                return kernel && kernel.status === 'idle';
-            }"""
-        )
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        image = page.locator("img.widget-image").first
-        image.wait_for(state="visible")
-        readout = page.locator(".widget-html-content", has_text="max privacy loss").first
-        readout.wait_for(state="visible")
-        assert "epsilon = 1.000" in readout.inner_text()
-        image.scroll_into_view_if_needed()
-        before_src = image.get_attribute("src")
-        before = png_pixels(image.screenshot())
-
-        # drag the epsilon slider's handle to the left (smaller epsilon: wider noise)
-        handle = page.locator(".widget-hslider", has_text="epsilon").locator(".noUi-handle").first
-        box = handle.bounding_box()
-        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-        page.mouse.move(x, y)
-        page.mouse.down()
-        page.mouse.move(x - 60, y, steps=6)
-        page.mouse.up()
-
-        page.wait_for_function(
-            "([old]) => { const img = document.querySelector('img.widget-image'); return img && img.src !== old; }",
-            arg=[before_src],
-        )
-        page.wait_for_function(
-            "() => !document.querySelector('.widget-html-content')?.textContent.includes('epsilon = 1.000')"
-        )
-        page.wait_for_timeout(500)  # let the last update of the drag arrive
-        after = png_pixels(image.screenshot())
-        shown = readout.inner_text()
+        run_lecture_in_lab(page, url, token, LECTURE)
+        # to the left: a smaller epsilon, wider noise
+        changed, shown = redraw_by_dragging(page, "max privacy loss", "epsilon = 1.000", "epsilon", -60)
         save_screenshot(page, tmp_path, "browser_laplace_explorer.png")
-    assert before.shape == after.shape
-    changed = np.abs(before - after).sum(axis=2) > 0
-    assert changed.mean() > 0.01, "the explorer's figure did not change after moving epsilon"
+    assert changed > 0.01, "the explorer's figure did not change after moving epsilon"
     epsilon = float(shown.split("(epsilon = ")[1].split(")")[0])
     assert 0.1 <= epsilon < 1.0, f"expected a smaller epsilon after dragging left, got {shown!r}"
 
@@ -248,38 +209,43 @@ def drag_slider(page, label: str, dx: float) -> None:
     page.mouse.up()
 
 
+def redraw_by_dragging(page, readout_text: str, shows: str, slider: str, dx: float, gone: str | None = None):
+    """Drag an explorer's slider and wait for the redraw; return the share of pixels changed and the readout.
+
+    The explorer is the one whose readout contains ``readout_text``; it must first show ``shows``. After
+    dragging ``slider`` by ``dx`` pixels, waits until the image is new and the readout no longer
+    contains ``gone`` (default: ``shows``).
+    """
+    image = page.locator("img.widget-image").first
+    image.wait_for(state="visible")
+    readout = page.locator(".widget-html-content", has_text=readout_text).first
+    readout.wait_for(state="visible")
+    assert shows in readout.inner_text()
+    image.scroll_into_view_if_needed()
+    before_src = image.get_attribute("src")
+    before = png_pixels(image.screenshot())
+    drag_slider(page, slider, dx)
+    page.wait_for_function(
+        "([old]) => { const img = document.querySelector('img.widget-image'); return img && img.src !== old; }",
+        arg=[before_src],
+    )
+    page.wait_for_function("([el, old]) => !el.textContent.includes(old)", arg=[readout.element_handle(), gone or shows])
+    page.wait_for_timeout(500)  # let the last update of the drag arrive
+    after = png_pixels(image.screenshot())
+    assert before.shape == after.shape
+    return float((np.abs(before - after).sum(axis=2) > 0).mean()), readout.inner_text()
+
+
 @pytest.mark.parametrize("jupyter_lab", [APPROXIMATE_DP_LECTURE], indirect=True, ids=["08_approximate_dp"])
 def test_composition_explorer_redraws_when_k_moves(jupyter_lab, tmp_path):
     """Check that lecture 08 runs in JupyterLab and dragging the k slider redraws the composition explorer."""
     url, token, _ = jupyter_lab
     with browser_page() as page:
         run_lecture_in_lab(page, url, token, APPROXIMATE_DP_LECTURE)
-        image = page.locator("img.widget-image").first
-        image.wait_for(state="visible")
-        readout = page.locator(".widget-html-content", has_text="total epsilon").first
-        readout.wait_for(state="visible")
-        assert "100 queries" in readout.inner_text()
-        image.scroll_into_view_if_needed()
-        before_src = image.get_attribute("src")
-        before = png_pixels(image.screenshot())
-
-        drag_slider(page, "k queries", 80)  # to the right: more queries
-
-        page.wait_for_function(
-            "([old]) => { const img = document.querySelector('img.widget-image'); return img && img.src !== old; }",
-            arg=[before_src],
-        )
-        page.wait_for_function(
-            "() => ![...document.querySelectorAll('.widget-html-content')]"
-            ".some(e => e.textContent.includes('100 queries,'))"
-        )
-        page.wait_for_timeout(500)  # let the last update of the drag arrive
-        after = png_pixels(image.screenshot())
-        shown = readout.inner_text()
+        # to the right: more queries
+        changed, shown = redraw_by_dragging(page, "total epsilon", "100 queries", "k queries", 80, gone="100 queries,")
         save_screenshot(page, tmp_path, "browser_composition_explorer.png")
-    assert before.shape == after.shape
-    changed = np.abs(before - after).sum(axis=2) > 0
-    assert changed.mean() > 0.001, "the explorer's figure did not change after moving k"
+    assert changed > 0.001, "the explorer's figure did not change after moving k"
     k = int(shown.split(" queries")[0].split()[-1])
     assert k > 100, f"expected more queries after dragging right, got {shown!r}"
 
@@ -290,31 +256,12 @@ def test_averaging_explorer_redraws_when_the_budget_moves(jupyter_lab, tmp_path)
     url, token, _ = jupyter_lab
     with browser_page() as page:
         run_lecture_in_lab(page, url, token, COMPOSITION_LECTURE)
-        image = page.locator("img.widget-image").first
-        image.wait_for(state="visible")
-        readout = page.locator(".widget-html-content", has_text="accountant with budget").first
-        readout.wait_for(state="visible")
-        assert "accountant with budget 5: answers 10 and refuses 190" in readout.inner_text()
-        image.scroll_into_view_if_needed()
-        before_src = image.get_attribute("src")
-        before = png_pixels(image.screenshot())
-
-        drag_slider(page, "budget", 60)  # a larger budget: the accountant answers more queries
-
-        page.wait_for_function(
-            "([old]) => { const img = document.querySelector('img.widget-image'); return img && img.src !== old; }",
-            arg=[before_src],
-        )
-        page.wait_for_function(
-            "() => !document.querySelector('.widget-html-content')?.textContent.includes('with budget 5:')"
-        )
-        page.wait_for_timeout(500)  # let the last update of the drag arrive
-        after = png_pixels(image.screenshot())
-        shown = readout.inner_text()
+        # a larger budget: the accountant answers more queries
+        changed, shown = redraw_by_dragging(page, "accountant with budget",
+                                            "accountant with budget 5: answers 10 and refuses 190", "budget", 60,
+                                            gone="with budget 5:")
         save_screenshot(page, tmp_path, "browser_averaging_explorer.png")
-    assert before.shape == after.shape
-    changed = np.abs(before - after).sum(axis=2) > 0
-    assert changed.mean() > 0.005, "the explorer's figure did not change after moving the budget"
+    assert changed > 0.005, "the explorer's figure did not change after moving the budget"
     budget = float(shown.split("accountant with budget ")[1].split(":")[0])
     answered = int(shown.split(": answers ")[1].split(" ")[0])
     assert budget > 5 and answered > 10, f"expected a larger budget and more answers after dragging right, got {shown!r}"
