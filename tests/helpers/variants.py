@@ -18,6 +18,7 @@ from pathlib import Path
 import nbformat
 
 from dplib.grading.course import REPO_ROOT, Course, notebooks_of
+from helpers.checks import autograded_points
 
 
 @dataclass(frozen=True)
@@ -48,22 +49,22 @@ def notebook_with(source: Path, replacements: dict[str, str]) -> nbformat.Notebo
     return notebook
 
 
+def _source(assignment: str, repo: Path = REPO_ROOT) -> Path:
+    (source,) = notebooks_of(repo / "source" / assignment)
+    return source
+
+
 def autograded_tests(assignment: str, repo: Path = REPO_ROOT) -> tuple[str, ...]:
     """The grade ids of the assignment's autograded test cells, in notebook order (read from source/)."""
-    (source,) = notebooks_of(repo / "source" / assignment)
-    return tuple(
-        meta["grade_id"]
-        for meta in (cell.metadata.get("nbgrader", {}) for cell in nbformat.read(str(source), as_version=4).cells)
-        if meta.get("grade") and not meta.get("solution")
-    )
+    return tuple(autograded_points(_source(assignment, repo)))
 
 
 def written_answers(assignment: str, repo: Path = REPO_ROOT) -> dict[str, float]:
     """``{grade_id: points}`` of the cells a person grades (answers in prose), read from source/."""
-    (source,) = notebooks_of(repo / "source" / assignment)
     return {
         meta["grade_id"]: float(meta["points"])
-        for meta in (cell.metadata.get("nbgrader", {}) for cell in nbformat.read(str(source), as_version=4).cells
+        for meta in (cell.metadata.get("nbgrader", {})
+                     for cell in nbformat.read(str(_source(assignment, repo)), as_version=4).cells
                      if cell.cell_type != "code")
         if meta.get("grade") or meta.get("task")
     }
@@ -96,41 +97,33 @@ class GradedAssignment:
         return {g.grade_id: (g.auto_score, g.max_score) for g in grades if not g.needs_manual_grade}
 
 
-def grade_assignment(root: Path, assignment: str, repo: Path = REPO_ROOT) -> GradedAssignment:
-    """Generate the release, submit the reference, the untouched release and every variant, autograde them in one run."""
+def grade_assignment(root: Path, assignment: str, variants: list[Variant] | None = None, pipeline: bool = True,
+                     repo: Path = REPO_ROOT) -> GradedAssignment:
+    """Generate the release and autograde, in one run, the variants (default: :func:`variants_of`) and,
+    with ``pipeline``, the reference solution (student ``reference``) and the untouched release (``untouched``)."""
+    variants = variants_of(assignment) if variants is None else variants
     course = Course.from_repo(Path(root), [assignment], repo=repo)
     release = course.generate_assignment(assignment)
-    course.submit(assignment, "reference", notebooks_of(repo / "source" / assignment))
-    course.submit(assignment, "untouched", notebooks_of(release))
-    variants = variants_of(assignment)
-    (source,) = notebooks_of(repo / "source" / assignment)
+    source = _source(assignment, repo)
+    if pipeline:
+        course.submit(assignment, "reference", [source])
+        course.submit(assignment, "untouched", notebooks_of(release))
     for variant in variants:
-        if variant.name in ("reference", "untouched"):
+        if pipeline and variant.name in ("reference", "untouched"):
             raise ValueError(f"{assignment}: the variant name {variant.name!r} is taken by the pipeline")
         folder = course.root / "submitted" / variant.name / assignment
         folder.mkdir(parents=True)
         nbformat.write(notebook_with(source, variant.replacements), str(folder / source.name))
     started = time.perf_counter()
     course.autograde(assignment)  # raises, with nbgrader's output, if the run does not complete
-    seconds = (time.perf_counter() - started) / (2 + len(variants))
+    seconds = (time.perf_counter() - started) / max(1, 2 * pipeline + len(variants))
     return GradedAssignment(assignment, course, release, variants, seconds)
 
 
 def grade_variants(root: Path, assignment: str, variants: list[Variant], repo: Path = REPO_ROOT) -> dict[str, dict[str, tuple]]:
-    """Autograde every variant of ``assignment``; return ``{variant: {grade_id: (score, max_score)}}``."""
-    course = Course.from_repo(Path(root), [assignment], repo=repo)
-    course.generate_assignment(assignment)
-    (source,) = notebooks_of(repo / "source" / assignment)
-    for variant in variants:
-        folder = course.root / "submitted" / variant.name / assignment
-        folder.mkdir(parents=True)
-        nbformat.write(notebook_with(source, variant.replacements), str(folder / source.name))
-    course.autograde(assignment)
-    scores = {}
-    for variant in variants:
-        (grades,) = course.grades(assignment, variant.name).values()
-        scores[variant.name] = {g.grade_id: (g.auto_score, g.max_score) for g in grades if not g.needs_manual_grade}
-    return scores
+    """Autograde only the given variants of ``assignment``; return ``{variant: {grade_id: (score, max_score)}}``."""
+    graded = grade_assignment(root, assignment, variants, pipeline=False, repo=repo)
+    return {variant.name: graded.scores(variant.name) for variant in variants}
 
 
 def unmet_expectations(variant: Variant, scores: dict[str, tuple]) -> list[str]:
