@@ -41,7 +41,7 @@ test-fast: $(STAMP)
 
 # Regenerate release/ from source/ (commit the result).
 release: $(STAMP)
-	$(BIN)/python -m dplib.grading.release
+	$(BIN)/python -m dpgrader.release
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_mechanisms.py
@@ -49,7 +49,7 @@ bench: $(STAMP)
 # A class of 30 made-up students hands in every released assignment: grade it all into demo/
 # (demo/grades.csv, demo/feedback/, demo/grade_distribution.png, a summary on the terminal).
 demo: $(STAMP)
-	$(BIN)/python -m dplib.grading.simulation demo
+	$(BIN)/python -m dpgrader.simulation demo
 
 clean-venv:
 	rm -rf $(VENV)

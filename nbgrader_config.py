@@ -33,9 +33,9 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.Execute.timeout = 60
 
 # Every grading kernel runs in a bubblewrap sandbox with memory, process, file-size and CPU
-# limits (dplib/grading/sandbox/). Without bubblewrap, grading stops and says how to fix it;
+# limits (dpgrader/sandbox/). Without bubblewrap, grading stops and says how to fix it;
 # DPLIB_NO_SANDBOX=1 grades unsandboxed anyway (unsafe).
-c.Execute.kernel_manager_class = "dplib.grading.sandbox.SandboxedKernelManager"
+c.Execute.kernel_manager_class = "dpgrader.sandbox.SandboxedKernelManager"
 
 # A deleted test cell, or one whose metadata was stripped by copy-paste, comes back
 # from the gradebook and is scored.
@@ -46,21 +46,21 @@ c.OverwriteCells.add_missing_cells = True
 c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"\b\w*Warning\b"
 
-# Autograding that survives real submissions (dplib/grading/preprocessors/ says why each
+# Autograding that survives real submissions (dpgrader/preprocessors/ says why each
 # replacement is needed): duplicated or hand-edited nbgrader metadata, deleted test and
 # read-only cells, a dead or unresponsive kernel, monkeypatched builtins/numpy/test helpers,
 # and test cells that award themselves partial credit. Same order as nbgrader's defaults.
 c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
-    "dplib.grading.preprocessors.SanitizeMetadata",  # replaces DeduplicateIds
+    "dpgrader.preprocessors.SanitizeMetadata",  # replaces DeduplicateIds
     "nbgrader.preprocessors.OverwriteKernelspec",
-    "dplib.grading.preprocessors.RestoreCells",  # replaces OverwriteCells
+    "dpgrader.preprocessors.RestoreCells",  # replaces OverwriteCells
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 c.Autograde.autograde_preprocessors = [
-    "dplib.grading.preprocessors.GuardedExecute",  # replaces Execute (c.Execute.* still applies)
+    "dpgrader.preprocessors.GuardedExecute",  # replaces Execute (c.Execute.* still applies)
     "nbgrader.preprocessors.IgnorePattern",
-    "dplib.grading.preprocessors.AllOrNothingTests",
+    "dpgrader.preprocessors.AllOrNothingTests",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",
@@ -71,9 +71,9 @@ c.Autograde.autograde_preprocessors = [
 # Feedback entries are named after the exercise ("Tests of uniqueness"), not "Test cell". Only the
 # feedback exporter gets the template: a global HTMLExporter.template_name would also replace
 # formgrader's grading page.
-from dplib.grading.preprocessors import FEEDBACK_TEMPLATE_DIRS  # noqa: E402
+from dpgrader.preprocessors import FEEDBACK_TEMPLATE_DIRS  # noqa: E402
 
-c.GenerateFeedback.exporter_class = "dplib.grading.preprocessors.NamedFeedbackExporter"
+c.GenerateFeedback.exporter_class = "dpgrader.preprocessors.NamedFeedbackExporter"
 c.NamedFeedbackExporter.template_name = "feedback_named"
 c.NamedFeedbackExporter.extra_template_basedirs = FEEDBACK_TEMPLATE_DIRS
 
@@ -81,8 +81,8 @@ c.NamedFeedbackExporter.extra_template_basedirs = FEEDBACK_TEMPLATE_DIRS
 # (nbgrader's own feedback shows it: nbgrader#917, #1363).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
-    "dplib.grading.preprocessors.HideReviewNotes",  # copy and tampering flags stay in formgrader
+    "dpgrader.preprocessors.HideReviewNotes",  # copy and tampering flags stay in formgrader
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
-    "dplib.grading.preprocessors.HideHiddenTests",
-    "dplib.grading.mathml.MathMLPreprocessor",  # math renders offline (no MathJax CDN)
+    "dpgrader.preprocessors.HideHiddenTests",
+    "dpgrader.mathml.MathMLPreprocessor",  # math renders offline (no MathJax CDN)
 ]

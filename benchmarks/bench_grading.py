@@ -3,7 +3,7 @@
 A throwaway course holds every assignment of ``source/`` (or those given with
 ``--assignment``) and ``--students`` copies of each reference notebook (the slowest kind of
 submission: every test runs to the end). The class is graded with
-``dplib.grading.classroom.grade_class`` (autograde, merge into one gradebook, feedback,
+``dpgrader.classroom.grade_class`` (autograde, merge into one gradebook, feedback,
 grades.csv) once per worker count and sandbox mode, each time from a fresh copy of the
 course, and the wall time is divided by the number of submission notebooks. Worker
 start-up (importing nbgrader, a few seconds) is included: it is what an instructor waits
@@ -33,8 +33,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from dplib.grading import Course, assignments_in, notebooks_of  # noqa: E402
-from dplib.grading.classroom import grade_class  # noqa: E402
+from dpgrader import Course, assignments_in, notebooks_of  # noqa: E402
+from dpgrader.classroom import grade_class  # noqa: E402
 
 TARGET_SECONDS, TARGET_OVERHEAD = 3.0, 0.15
 

@@ -37,9 +37,9 @@ from jupyter_client.manager import KernelManager
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from dplib.grading import assignments_in, notebooks_of  # noqa: E402
-from dplib.grading import guard  # noqa: E402
-from dplib.grading.preprocessors.cells import _bound_names, _import_lines  # noqa: E402
+from dpgrader import assignments_in, notebooks_of  # noqa: E402
+from dpgrader import guard  # noqa: E402
+from dpgrader.preprocessors.cells import _bound_names, _import_lines  # noqa: E402
 
 RUN_TIMEOUT = 600  # seconds for one cell
 

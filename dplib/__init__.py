@@ -40,8 +40,7 @@ on first use, so ``import dplib`` does not pay for matplotlib and ipywidgets:
 The others: ``datasets``, ``laplace``, ``randomized_response``, ``kary_randomized_response``,
 ``channels``, ``estimators``, ``kary_estimators``, ``experiments``, ``exponential``,
 ``fairness``, ``privacy_loss``, ``attacks``, ``images``, ``composition``, ``sparse_vector``, ``gaussian``, ``learning``;
-``dplib.grading`` holds the
-instructor's grading tools and is never imported by a notebook.
+the grading platform is a package of its own, `dpgrader`, which no notebook imports.
 """
 
 import importlib

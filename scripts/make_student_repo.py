@@ -3,7 +3,7 @@
     .venv/bin/python scripts/make_student_repo.py build/student-repo     (or: make student-repo)
 
 It holds ``release/`` (the student versions), ``course/`` (lectures and syllabus, without the
-instructor guide), the ``dplib`` package without ``dplib/grading`` (the instructor's grading tools),
+instructor guide), the ``dplib`` package without ``dpgrader`` (the instructor's grading tools),
 ``pyproject.toml`` and ``environment.yml`` to install it, and a student README. Never ``source/``
 (reference solutions, hidden tests, mark schemes), tests, gradebooks or feedback. Publish that
 folder as its own git repository (the commands are printed) and point nbgitpuller links at it.
@@ -52,7 +52,7 @@ def build(target: Path) -> Path:
         raise ValueError(f"target must be a new folder, got existing {target}")
     shutil.copytree(REPO / "release", target / "release", ignore=IGNORE)
     shutil.copytree(REPO / "course", target / "course", ignore=shutil.ignore_patterns("instructor_guide.md", "__pycache__", ".ipynb_checkpoints"))
-    shutil.copytree(REPO / "dplib", target / "dplib", ignore=shutil.ignore_patterns("grading", "__pycache__", "*.pyc"))
+    shutil.copytree(REPO / "dplib", target / "dplib", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     for name in ("pyproject.toml", "environment.yml"):
         shutil.copy2(REPO / name, target / name)
     (target / "README.md").write_text(README)

@@ -16,10 +16,10 @@ import nbformat
 import psutil
 import pytest
 
-from dplib.grading import Course, notebooks_of
-from dplib.grading.classroom import OUTCOMES_FILE, grade_class, main, read_outcomes
+from dpgrader import Course, notebooks_of
+from dpgrader.classroom import OUTCOMES_FILE, grade_class, main, read_outcomes
 from helpers.checks import autograded_points
-from dplib.grading.course import REPO_ROOT
+from dpgrader.course import REPO_ROOT
 
 pytestmark = pytest.mark.xdist_group("grading_classroom")  # one worker grades the module's class once
 
@@ -161,7 +161,7 @@ def test_a_submission_past_its_time_limit_is_stopped_and_flagged(course, graded,
 def test_review_flags_point_at_tampering_and_delegation(tmp_path):
     from nbformat.v4 import new_code_cell, new_notebook
 
-    from dplib.grading.classroom import review_flags
+    from dpgrader.classroom import review_flags
 
     solution = {"nbgrader": {"solution": True, "grade": False, "locked": False, "grade_id": "f_solution"}}
     read_only = {"nbgrader": {"solution": False, "grade": False, "locked": True, "grade_id": "setup"}}
@@ -173,7 +173,7 @@ def test_review_flags_point_at_tampering_and_delegation(tmp_path):
     ])
     path = tmp_path / "nb.ipynb"
     nbformat.write(notebook, str(path))
-    assert review_flags(path) == (  # issue 12: dplib.grading.review, "kind: reason (cell, line)"
+    assert review_flags(path) == (  # issue 12: dpgrader.review, "kind: reason (cell, line)"
         "delegates to dplib: uniqueness is dplib's own dplib.uniqueness (f_solution, line 1)",
         "tampering: replaces numpy.allclose, a library attribute the tests use (cell 2, line 1)",
         "process control: kills the kernel or another process (os._exit) (cell 2, line 3)",

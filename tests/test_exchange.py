@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from dplib.grading import Course
-from dplib.grading.course import REPO_ROOT, nbgrader_env
+from dpgrader import Course
+from dpgrader.course import REPO_ROOT, nbgrader_env
 
 ASSIGNMENT = "02_laplace"
 COURSE_ID = "dp-course"

@@ -13,9 +13,9 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from dplib.grading import Course, notebooks_of
-from dplib.grading.course import REPO_ROOT
-from dplib.grading.review import comment_in_gradebook
+from dpgrader import Course, notebooks_of
+from dpgrader.course import REPO_ROOT
+from dpgrader.review import comment_in_gradebook
 
 pytestmark = pytest.mark.xdist_group("grading_feedback")  # one worker grades the module's class once
 
@@ -115,8 +115,8 @@ def test_feedback_lists_every_test_with_its_points(feedback):
 
 
 def test_only_the_review_notes_leave_a_comment():
-    from dplib.grading.preprocessors.feedback import without_review_notes
-    from dplib.grading.review import REVIEW_HEADING
+    from dpgrader.preprocessors.feedback import without_review_notes
+    from dpgrader.review import REVIEW_HEADING
 
     notes = f"{REVIEW_HEADING}\n- copy: a_solution matches another submission (similarity 0.91)\n- review: b"
     assert without_review_notes(notes) == ""
@@ -173,7 +173,7 @@ def test_hide_hidden_tests_keeps_visible_code_and_the_message_only():
     """The feedback preprocessor on one test cell (no kernel)."""
     from nbformat.v4 import new_code_cell, new_output
 
-    from dplib.grading.preprocessors import HideHiddenTests
+    from dpgrader.preprocessors import HideHiddenTests
 
     cell = new_code_cell(
         '"""Check that f works."""\nassert f(1) == 1\n### BEGIN HIDDEN TESTS\nassert f(2) == 4, "f(2) should be 4"\n'

@@ -1,7 +1,7 @@
 """Hostile students against the real grading pipeline, sandbox on: every attack class of issue 11.
 
 One course (01_definition), one class graded in one run of ``grade_class`` on two workers:
-two honest students, and one attacker per entry of :data:`dplib.grading.hostile.ATTACKS`
+two honest students, and one attacker per entry of :data:`dpgrader.hostile.ATTACKS`
 (each an untouched release plus one hostile cell, so she earns nothing honestly), plus
 the channel attacks (a symlinked notebook, a symlinked student folder, student ids with
 glob and shell characters). Asserted for the whole class at once:
@@ -32,13 +32,13 @@ import psutil
 import pytest
 from helpers.checks import autograded_points
 
-from dplib.grading import Course, notebooks_of
-from dplib.grading.classroom import grade_class
-from dplib.grading.course import REPO_ROOT
-from dplib.grading.hostile import ATTACKS, frame_quoting_solution
-from dplib.grading.outcomes import Status
-from dplib.grading.preprocessors import secret_lines
-from dplib.grading.sandbox import DPLIB_DIR, bwrap_problem
+from dpgrader import Course, notebooks_of
+from dpgrader.classroom import grade_class
+from dpgrader.course import REPO_ROOT
+from dpgrader.hostile import ATTACKS, frame_quoting_solution
+from dpgrader.outcomes import Status
+from dpgrader.preprocessors import secret_lines
+from dpgrader.sandbox import DPLIB_DIR, bwrap_problem
 
 pytestmark = [pytest.mark.xdist_group("grading_attacks"), pytest.mark.pipeline]
 

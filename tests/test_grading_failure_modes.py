@@ -1,7 +1,7 @@
 """Every failure mode of NBGRADER_NOTES, graded through the course's real pipeline, with the outcome it promises.
 
 One course (01_definition), one class of hostile and broken students, graded in one run of
-``dplib.grading.classroom.grade_class`` on two workers (per-cell time limit cut to 5 s so the
+``dpgrader.classroom.grade_class`` on two workers (per-cell time limit cut to 5 s so the
 infinite loops stay cheap). Each test below checks one student's scores and outcome; the last
 ones check that nobody's grade or submission suffered from anybody else.
 """
@@ -16,10 +16,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from dplib.grading import Course, notebooks_of
-from dplib.grading.classroom import grade_class
+from dpgrader import Course, notebooks_of
+from dpgrader.classroom import grade_class
 from helpers.checks import autograded_points
-from dplib.grading.course import REPO_ROOT
+from dpgrader.course import REPO_ROOT
 
 pytestmark = pytest.mark.xdist_group("grading_failure_modes")  # one worker grades the module's class once
 
@@ -331,7 +331,7 @@ def test_nbgrader_1083_comes_from_deduplicate_ids_and_sanitize_metadata_fixes_it
     from nbgrader.nbgraderformat import SchemaTooOldError
     from nbgrader.preprocessors import CheckCellMetadata, DeduplicateIds
 
-    from dplib.grading.preprocessors import SanitizeMetadata
+    from dpgrader.preprocessors import SanitizeMetadata
 
     course = Course.from_repo(tmp_path, [ASSIGNMENT])
     course.generate_assignment(ASSIGNMENT)
@@ -355,7 +355,7 @@ def test_guard_puts_back_what_student_code_rebinds():
     import numpy as np
     import pandas as pd
 
-    from dplib.grading.guard import Snapshot
+    from dpgrader.guard import Snapshot
     from dplib.testing import check_close
 
     user_ns = {"check_close": check_close, "answer": 42}

@@ -5,15 +5,15 @@ attacker pairs a wrong answer with one way of fooling the tests. Attacks the ker
 undoes must lose the wrong answer's points; attacks it cannot undo in the same kernel (a
 float whose ``==`` is always true, editing the guard's snapshot found with ``gc``, copying
 dplib's source) must raise the static review's flag with the right reason
-(:mod:`dplib.grading.review`). Every attacker is also flagged, whatever its score.
+(:mod:`dpgrader.review`). Every attacker is also flagged, whatever its score.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from dplib.grading.course import REPO_ROOT, notebooks_of
-from dplib.grading.review import review_notebook
+from dpgrader.course import REPO_ROOT, notebooks_of
+from dpgrader.review import review_notebook
 from helpers.checks import autograded_points
 from helpers.variants import Variant, grade_variants, notebook_with
 

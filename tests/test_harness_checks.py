@@ -12,10 +12,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from dplib.grading import Course, notebooks_of
+from dpgrader import Course, notebooks_of
 from helpers.checks import earned_points, leaks, lost_points, release_drift, source_problems
-from dplib.grading.course import REPO_ROOT
-from dplib.grading.release import regenerate
+from dpgrader.course import REPO_ROOT
+from dpgrader.release import regenerate
 
 _spec = importlib.util.spec_from_file_location("nbauthor", REPO_ROOT / "scripts" / "nbauthor.py")
 nbauthor = importlib.util.module_from_spec(_spec)

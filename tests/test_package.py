@@ -12,7 +12,7 @@ import types
 import dplib
 
 LIBRARY_MODULES = sorted(
-    info.name for info in pkgutil.iter_modules(dplib.__path__) if not info.name.startswith("_") and info.name != "grading"
+    info.name for info in pkgutil.iter_modules(dplib.__path__) if not info.name.startswith("_")
 )
 
 

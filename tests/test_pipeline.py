@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from dplib.grading import assignments_in, notebooks_of
-from dplib.grading.course import REPO_ROOT
+from dpgrader import assignments_in, notebooks_of
+from dpgrader.course import REPO_ROOT
 from helpers.checks import earned_points, leaks, lost_points, release_drift, source_problems
 from helpers.variants import GradedAssignment
 

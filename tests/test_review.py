@@ -1,4 +1,4 @@
-"""dplib.grading.review: every way of tampering issue 12 lists is flagged with its reason; honest code never is."""
+"""dpgrader.review: every way of tampering issue 12 lists is flagged with its reason; honest code never is."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import nbformat
 import numpy as np
 import pytest
 
-from dplib.grading import simulation
-from dplib.grading.course import REPO_ROOT
-from dplib.grading.review import Flag, constant_value, review_flags, review_notebook, student_cells
+from dpgrader import simulation
+from dpgrader.course import REPO_ROOT
+from dpgrader.review import Flag, constant_value, review_flags, review_notebook, student_cells
 
 SOURCES = sorted((REPO_ROOT / "source").glob("*/*.ipynb"))
 SOURCE = REPO_ROOT / "source" / "02_laplace" / "02_laplace.ipynb"
@@ -201,7 +201,7 @@ def test_fake_values_are_flagged(code, words):
     ("import dplib.testing as t\nt.check_close = print", "tampering", "dplib.testing"),
     ("t = dplib.testing\nt.DEFAULT_FALSE_FAILURE = 0", "tampering", "dplib.testing"),
     ("t = getattr(dplib, 'test' + 'ing')", "tampering", "dplib.testing"),
-    ("from dplib.grading import guard\nguard.restore = print", "tampering", "dplib.grading"),
+    ("from dpgrader import guard\nguard.restore = print", "tampering", "dpgrader"),
     ("from dplib.testing import check_close", "tampering", "imports check_close from dplib.testing"),
     ("from dplib.laplace import *", "delegates to dplib", "imports every function of dplib.laplace"),
     ("np.allclose = lambda *a, **k: True", "tampering", "replaces numpy.allclose"),

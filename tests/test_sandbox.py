@@ -16,10 +16,10 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from dplib.grading import sandbox
-from dplib.grading.course import REPO_ROOT
-from dplib.grading.outcomes import Status, take_notes
-from dplib.grading.preprocessors import scrub, secret_lines
+from dpgrader import sandbox
+from dpgrader.course import REPO_ROOT
+from dpgrader.outcomes import Status, take_notes
+from dpgrader.preprocessors import scrub, secret_lines
 
 PROBES = {
     "visible": "import os\nprint(os.path.exists({repo!r}), os.path.exists({home!r}) and os.listdir({home!r}))",

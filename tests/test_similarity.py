@@ -1,4 +1,4 @@
-"""dplib.grading.similarity: copies are found through renaming, layout and reordering; honest work is not paired."""
+"""dpgrader.similarity: copies are found through renaming, layout and reordering; honest work is not paired."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import nbformat
 import pytest
 
 import dplib
-from dplib.grading.course import REPO_ROOT, format_timestamp
-from dplib.grading.similarity import (
+from dpgrader.course import REPO_ROOT, format_timestamp
+from dpgrader.similarity import (
     MIN_TOKENS, THRESHOLD, copy_flags, find_matches, minimum_sizes, normalize, report_html, submission_times,
 )
 from helpers.variants import notebook_with, variants_of
@@ -137,7 +137,7 @@ def test_the_report_shows_both_cells_escaped_side_by_side():
     assert "No pair above the threshold" in report_html("02_laplace", [])
 
 
-# --- the demo's copiers (dplib.grading.copying) ------------------------------------------------------------
+# --- the demo's copiers (dpgrader.copying) ------------------------------------------------------------
 
 
 def _small_class(tmp_path, assignment: str):
@@ -146,8 +146,8 @@ def _small_class(tmp_path, assignment: str):
 
     import numpy as np
 
-    from dplib.grading import simulation
-    from dplib.grading.copying import copy_submissions
+    from dpgrader import simulation
+    from dpgrader.copying import copy_submissions
 
     source, release = SOURCES[assignment], REPO_ROOT / "release" / assignment / SOURCES[assignment].name
     (tmp_path / "source" / assignment).mkdir(parents=True)
@@ -166,8 +166,8 @@ def _small_class(tmp_path, assignment: str):
 
 @pytest.mark.parametrize("assignment", sorted(SOURCES))
 def test_the_demo_copiers_are_found_and_nobody_else(tmp_path, assignment):
-    from dplib.grading.review import review_flags
-    from dplib.grading.similarity import write_report
+    from dpgrader.review import review_flags
+    from dpgrader.similarity import write_report
 
     kinds, sources = _small_class(tmp_path, assignment)
     page, matches = write_report(tmp_path, assignment)
@@ -194,9 +194,9 @@ HONEST = ("correct", "partial", "empty", "wrong", "warnings", "messy", "infinite
 def test_the_demo_class_flags_its_copiers_and_no_honest_student(tmp_path):
     """The class `make demo` grades (same roster, kinds and seed), every assignment: copy flags name exactly
     the copiers, and no honest student gets a copy or review flag."""
-    from dplib.grading.review import review_flags
-    from dplib.grading.simulation import build_class
-    from dplib.grading.similarity import submission_times, write_report
+    from dpgrader.review import review_flags
+    from dpgrader.simulation import build_class
+    from dpgrader.similarity import submission_times, write_report
 
     course, kinds = build_class(tmp_path / "demo", progress=False)
     flagged: dict = {}

@@ -62,7 +62,7 @@ def test_student_repo_has_what_students_run(student_repo):
 
 def test_student_repo_holds_nothing_from_source(student_repo):
     assert not (student_repo / "source").exists()
-    assert not (student_repo / "dplib" / "grading").exists(), "the grading tools stay with the instructor"
+    assert not (student_repo / "dpgrader").exists(), "the grading tools stay with the instructor"
     assert not (student_repo / "course" / "instructor_guide.md").exists()
     source_bytes = {p.read_bytes() for p in files(REPO / "source")}
     copied = [p for p in files(student_repo) if p.read_bytes() in source_bytes]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from dplib.grading import assignments_in
-from dplib.grading.course import REPO_ROOT
+from dpgrader import assignments_in
+from dpgrader.course import REPO_ROOT
 from helpers.variants import autograded_tests, unmet_expectations, variants_of, written_answers
 
 ASSIGNMENTS = assignments_in(REPO_ROOT / "source")

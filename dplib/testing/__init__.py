@@ -22,7 +22,7 @@ Rules these helpers enforce for every test that uses them:
 The package holds the harness (:func:`quiet`, :func:`disabled`, :func:`substituted`) here and
 the checks in :mod:`.checks`; every name below is importable from ``dplib.testing``. The
 checks look up :func:`quiet` here when called, so the grading guard's wrapper of it
-(:mod:`dplib.grading.guard`) applies to them too.
+(:mod:`dpgrader.guard`) applies to them too.
 """
 
 from __future__ import annotations

@@ -210,7 +210,7 @@ def check_mean(
 # A check's tolerances and false-failure rate are its keyword defaults. A student cell could change
 # them by attribute assignment (``check_close.__kwdefaults__["atol"] = 1e9``) or swap a check's code.
 # Each public check is therefore a thin wrapper that, on every call, first puts back the code and the
-# defaults captured in its closure at import; the kernel guard (dplib.grading.guard) in turn restores
+# defaults captured in its closure at import; the kernel guard (dpgrader.guard) in turn restores
 # the wrappers' own code before every cell and after every ``disabled``/``quiet`` block.
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import nbformat
 
-from dplib.grading.course import CellGrade
+from dpgrader.course import CellGrade
 
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "BEGIN MARK SCHEME", "END MARK SCHEME")
 GRADE_ID = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)+")

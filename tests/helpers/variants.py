@@ -17,7 +17,7 @@ from pathlib import Path
 
 import nbformat
 
-from dplib.grading.course import REPO_ROOT, Course, notebooks_of
+from dpgrader.course import REPO_ROOT, Course, notebooks_of
 from helpers.checks import autograded_points
 
 

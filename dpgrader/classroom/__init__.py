@@ -1,0 +1,37 @@
+"""Grade a whole class with one command, and know why every grade is what it is.
+
+Instructor commands, run in the course folder (the one holding ``nbgrader_config.py``)::
+
+    python -m dpgrader.classroom grade      # autograde every submission, feedback, grades.csv
+    python -m dpgrader.classroom export     # grades.csv again (e.g. after manual grading)
+    python -m dpgrader.classroom feedback   # regenerate feedback (e.g. after manual grading)
+
+``grade`` finds every ``submitted/<student>/<assignment>/``, autogrades each one in its
+own private scratch course folder on a pool of worker processes (:mod:`dpgrader.pool`,
+:mod:`dpgrader.worker`), every kernel in the bubblewrap sandbox
+(:mod:`dpgrader.sandbox`: the kernel sees its own copy of the submission and the
+libraries, nothing else), and merges the results into the course's ``gradebook.db`` from
+this one process. Each submission ends with an :class:`~dpgrader.outcomes.Outcome`
+whose :class:`~dpgrader.outcomes.Status` says what happened (``ok``, ``timed_out``,
+a limit hit, ``kernel_died``, ``missing``, ``refused``, ``error`` / ``killed`` = not graded,
+...). Outcomes are kept in ``autograded/grading_outcomes.csv`` and joined into
+``grades.csv``, with *review flags*: what the syntax-tree review (:mod:`dpgrader.review`)
+and copy detection (:mod:`dpgrader.similarity`) found worth a human look, whatever the score.
+``--no-sandbox`` grades where bubblewrap cannot run (unsafe; ``sandboxed=False`` rows).
+The package holds :mod:`.grade` (grading a class), :mod:`.merge` (one result into the
+gradebook), :mod:`.export` (``grades.csv``, feedback, summary) and :mod:`.cli` (the
+command line); the names below are re-exported here.
+"""
+
+from dpgrader.classroom.cli import main
+from dpgrader.classroom.export import GRADE_FIELDS, export_grades, regenerate_feedback, summarize
+from dpgrader.classroom.grade import PATTERN_CHARACTERS, add_copy_flags, ensure_assignments, find_submissions, grade_class
+from dpgrader.classroom.merge import merge
+from dpgrader.outcomes import OUTCOMES_FILE, UNGRADED, Outcome, Status, read_outcomes, write_outcomes
+from dpgrader.review import comment_in_gradebook, review_flags
+
+__all__ = [
+    "grade_class", "export_grades", "regenerate_feedback", "summarize", "main", "find_submissions",
+    "ensure_assignments", "add_copy_flags", "merge", "GRADE_FIELDS", "PATTERN_CHARACTERS", "OUTCOMES_FILE",
+    "UNGRADED", "Outcome", "Status", "read_outcomes", "write_outcomes", "comment_in_gradebook", "review_flags",
+]

@@ -1,0 +1,89 @@
+"""Export and summary: ``grades.csv`` from the gradebook, regenerated feedback, a plain-text summary."""
+
+from __future__ import annotations
+
+import csv
+import statistics
+from pathlib import Path
+
+from dpgrader.course import Course
+from dpgrader.outcomes import Status, read_outcomes
+
+GRADE_FIELDS = [
+    "student_id", "first_name", "last_name", "assignment", "score", "max_score", "percent",
+    "needs_manual_grade", "status", "message", "flags", "sandboxed",
+]
+
+
+def export_grades(root: Path, path: Path | None = None) -> list[dict]:
+    """One row per student and assignment of the gradebook, with the grading outcome; written as CSV if ``path``."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    root = Path(root)
+    outcomes = read_outcomes(root)
+    rows = []
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+        assignments = sorted(gradebook.assignments, key=lambda a: a.name)
+        for assignment in assignments:
+            for student in sorted(gradebook.students, key=lambda s: s.id):
+                outcome = outcomes.get((student.id, assignment.name))
+                try:
+                    submission = gradebook.find_submission(assignment.name, student.id)
+                except MissingEntry:
+                    score, needs, status, message = 0.0, False, Status.NOT_SUBMITTED, ""
+                else:
+                    score = submission.score - (submission.late_submission_penalty or 0.0)
+                    needs = bool(submission.needs_manual_grade)
+                    status = outcome.status if outcome else Status.GRADED_BY_NBGRADER
+                    message = outcome.message if outcome else ""
+                maximum = float(assignment.max_score)
+                rows.append({
+                    "student_id": student.id, "first_name": student.first_name or "", "last_name": student.last_name or "",
+                    "assignment": assignment.name, "score": round(float(score), 2), "max_score": maximum,
+                    "percent": round(100 * float(score) / maximum, 1) if maximum else 0.0,
+                    "needs_manual_grade": needs, "status": Status(status).value, "message": message,
+                    "flags": "; ".join(outcome.flags) if outcome else "",
+                    "sandboxed": outcome.sandboxed if outcome else "",
+                })
+    if path is not None:
+        with open(path, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=GRADE_FIELDS)
+            writer.writeheader()
+            writer.writerows(rows)
+    return rows
+
+
+def regenerate_feedback(root: Path, assignments: list[str] | None = None) -> dict[str, bool]:
+    """``nbgrader generate_feedback --force`` for each assignment (hidden tests stay hidden: see nbgrader_config.py)."""
+    course = Course(root)
+    names = assignments or sorted({p.parent.name for p in (course.root / "autograded").glob("*/*/*.ipynb")})
+    return {name: course.nbgrader("generate_feedback", name, "--force", check=False).returncode == 0 for name in names}
+
+
+def summarize(rows: list[dict]) -> str:
+    """A plain-text table: per assignment, submissions, mean and median percent, and outcomes."""
+    lines = [f"{'assignment':<26}{'students':>9}{'mean %':>8}{'median %':>10}  outcomes"]
+    by_assignment: dict[str, list[dict]] = {}
+    for row in rows:
+        by_assignment.setdefault(row["assignment"], []).append(row)
+    for assignment, group in sorted(by_assignment.items()):
+        percents = [float(r["percent"]) for r in group]
+        counts: dict[str, int] = {}
+        for row in group:
+            counts[row["status"]] = counts.get(row["status"], 0) + 1
+        order = {s.value: i for i, s in enumerate(Status)}
+        status_text = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: order.get(kv[0], 99)))
+        lines.append(
+            f"{assignment:<26}{len(group):>9}{statistics.mean(percents):>8.1f}{statistics.median(percents):>10.1f}  {status_text}"
+        )
+    flagged = [r for r in rows if r["flags"]]
+    if flagged:
+        lines.append("")
+        lines.append(f"{len(flagged)} submissions flagged for review:")
+        lines += [f"  {r['student_id']}/{r['assignment']}: {r['flags']}" for r in flagged]
+    problems = [r for r in rows if r["status"] not in (Status.OK, Status.NOT_SUBMITTED, Status.GRADED_BY_NBGRADER)]
+    if problems:
+        lines.append("")
+        lines.append(f"{len(problems)} submissions with a grading outcome other than ok:")
+        lines += [f"  {r['student_id']}/{r['assignment']}: {r['status']}: {r['message']}" for r in problems]
+    return "\n".join(lines)

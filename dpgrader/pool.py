@@ -1,0 +1,180 @@
+"""The grading worker pool: worker processes, one task each at a time, results accepted from the right task only.
+
+Each worker is ``python -m dpgrader.worker`` (see :mod:`dpgrader.worker`), talking
+JSON lines over its stdin/stdout pipes. The student's kernel runs sandboxed and cannot see
+those pipes; still, a result is accepted only if it carries the random token of the task
+that worker was sent, and only once: anything else on the pipe is ignored and logged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import subprocess
+import sys
+import time
+from collections import deque
+from pathlib import Path
+
+from dpgrader.course import nbgrader_env
+from dpgrader.outcomes import Status
+
+
+class _Worker:
+    """One ``python -m dpgrader.worker`` process and the task it is on."""
+
+    def __init__(self, index: int, log_dir: Path, env: dict | None = None):
+        env = {**nbgrader_env(), **(env or {})}
+        env.pop("PYTHONWARNINGS", None)  # kernels inherit it: students' warnings must be real
+        self.log = open(log_dir / f"worker-{index}.log", "ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-W", "ignore", "-m", "dpgrader.worker"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env, start_new_session=True,
+        )
+        self.buffer = b""
+        self.ready = False
+        self.task: dict | None = None
+        self.deadline = float("inf")
+
+    @property
+    def fd(self) -> int:
+        return self.proc.stdout.fileno()
+
+    def send(self, task: dict, timeout: float) -> None:
+        self.task, self.deadline = task, time.monotonic() + timeout
+        self.proc.stdin.write((json.dumps(task) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def messages(self) -> list[dict] | None:
+        """Messages now readable; None when the worker is gone."""
+        chunk = os.read(self.fd, 1 << 20)
+        if not chunk:
+            return None
+        self.buffer += chunk
+        *lines, self.buffer = self.buffer.split(b"\n")
+        messages = []
+        for line in lines:
+            try:
+                message = json.loads(line) if line.strip() else None
+            except ValueError:
+                message = None
+            if isinstance(message, dict):
+                messages.append(message)
+            elif line.strip():
+                self.log.write(b"ignored a line on the result pipe that is not a result: " + line[:200] + b"\n")
+        return messages
+
+    def kill(self) -> None:
+        """Kill the worker and everything it started (its kernels run in their own sessions)."""
+        import psutil
+
+        try:
+            processes = psutil.Process(self.proc.pid).children(recursive=True) + [psutil.Process(self.proc.pid)]
+        except psutil.NoSuchProcess:
+            processes = []
+        for process in processes:
+            try:
+                process.kill()
+            except psutil.NoSuchProcess:
+                pass
+        self.proc.wait()
+        self.close()
+
+    def stop(self) -> None:
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=30)
+        except (subprocess.TimeoutExpired, OSError):
+            self.kill()
+        self.close()
+
+    def close(self) -> None:
+        for stream in (self.proc.stdin, self.proc.stdout, self.log):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+
+def run_tasks(tasks: list[dict], workers: int, log_dir: Path, submission_timeout: float, on_result, setup=None,
+              env: dict | None = None) -> None:
+    """Run ``tasks`` on ``workers`` worker processes; call ``on_result(task, result)`` for each, in this process.
+
+    ``setup()``, if given, runs once the workers are starting (they take seconds to import
+    nbgrader), before any task is sent. Every task carries a ``token``; a worker's answer
+    counts only if it echoes the token of the task it is on, and only once. A worker that exceeds ``submission_timeout`` on one
+    task, or dies, is killed with its kernels and replaced; its task gets a ``killed`` /
+    ``error`` result.
+    """
+    pending = deque(tasks)
+    pool: list[_Worker] = []
+    selector = selectors.DefaultSelector()
+    startup_failures = 0
+
+    def spawn(index: int) -> _Worker:
+        worker = _Worker(index, log_dir, env)
+        selector.register(worker.fd, selectors.EVENT_READ, worker)
+        return worker
+
+    def retire(worker: _Worker, result: dict | None) -> None:
+        """Kill ``worker``, report its task's ``result``, and replace it if work is left."""
+        selector.unregister(worker.fd)
+        worker.kill()
+        task, worker.task, worker.deadline = worker.task, None, float("inf")
+        if task is not None and result is not None:
+            on_result(task, result)
+        if pending:
+            index = pool.index(worker)
+            pool[index] = spawn(index)
+
+    try:
+        pool.extend(spawn(i) for i in range(max(1, min(workers, len(tasks)))))
+        if setup is not None:
+            setup()
+        while pending or any(w.task is not None for w in pool):
+            for worker in pool:
+                if worker.ready and worker.task is None and pending:
+                    worker.send(pending.popleft(), submission_timeout)
+            wait = min([w.deadline for w in pool if w.task is not None], default=time.monotonic() + 5)
+            for key, _ in selector.select(timeout=max(0.05, wait - time.monotonic())):
+                worker: _Worker = key.data
+                messages = worker.messages()
+                if messages is None:  # the worker process itself died
+                    if not worker.ready:
+                        startup_failures += 1
+                        if startup_failures > 2 * len(pool):
+                            raise RuntimeError(f"grading workers die at start-up: see the logs in {log_dir}")
+                    retire(worker, {"status": Status.ERROR, "messages": ["the grading worker crashed"]})
+                    continue
+                for message in messages:
+                    if message.get("ready") is True and not worker.ready:
+                        worker.ready = True
+                    elif worker.task is not None and message.get("token") == worker.task["token"]:
+                        task, worker.task, worker.deadline = worker.task, None, float("inf")
+                        on_result(task, message)
+                    else:
+                        worker.log.write(b"ignored a message for no task of this worker\n")
+            now = time.monotonic()
+            for worker in list(pool):
+                if worker.task is not None and now > worker.deadline:
+                    retire(worker, {
+                        "status": Status.KILLED,
+                        "messages": [f"grading took longer than {submission_timeout:.0f} s and was stopped"],
+                        "seconds": submission_timeout,
+                    })
+    finally:
+        for worker in pool:
+            try:
+                selector.unregister(worker.fd)
+            except (KeyError, ValueError):
+                pass
+            try:
+                worker.proc.stdin.close()  # all at once: they exit side by side
+            except OSError:
+                pass
+        for worker in pool:
+            worker.stop()
+        selector.close()
+
+

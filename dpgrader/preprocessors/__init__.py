@@ -1,0 +1,49 @@
+"""nbgrader preprocessors that make autograding survive real submissions, and feedback safe to hand back.
+
+``nbgrader_config.py`` puts them in nbgrader's pipelines by dotted name (nbconvert imports
+a preprocessor given as a string):
+
+- sanitize (before anything runs): :class:`SanitizeMetadata` replaces nbgrader's
+  ``DeduplicateIds``, :class:`RestoreCells` replaces ``OverwriteCells``;
+- autograde: :class:`GuardedExecute` replaces ``Execute``, :class:`AllOrNothingTests`
+  runs before ``SaveAutoGrades``;
+- feedback: :class:`HideReviewNotes` right after ``GetGrades`` (review flags stay in
+  formgrader), :class:`HideHiddenTests` last.
+
+Why, as measured on nbgrader 0.9.6 (see the tests in ``tests/test_grading_failure_modes.py``):
+
+- ``DeduplicateIds`` turns the metadata of a duplicated cell into ``{}`` instead of removing
+  it. With ``add_missing_cells`` the submission then fails with ``KeyError: 'grade_id'``;
+  without it, ``CheckCellMetadata`` raises ``SchemaTooOldError`` (the misleading "old
+  metadata format" message of nbgrader#1083), which aborts the grading of *everybody*.
+- ``OverwriteCells.add_missing_cells`` raises ``KeyError`` when the cell before a missing
+  test cell is missing too (a student who deleted an exercise with its tests, or
+  submitted an empty notebook), and never restores a deleted read-only (set-up) cell.
+- A dead kernel (``os._exit``, ``exit()``, a crash) discards the whole notebook, also the
+  tests that had already passed; a kernel that ignores the interrupt after a timeout
+  does the same.
+- A test cell whose output holds an ``execute_result`` is scored by that number (nbgrader's
+  partial credit), even when an assertion failed after it: a student's function can call
+  ``sys.displayhook(2.0)`` to award itself the points.
+- Feedback HTML shows the full test cells, hidden tests included, and IPython tracebacks
+  quote the lines of the failing (hidden) code.
+
+The plug-ins live in :mod:`.sanitize`, :mod:`.execute` and :mod:`.feedback` (what they share
+in :mod:`.cells`); this package re-exports them under the dotted names
+``nbgrader_config.py`` uses.
+"""
+
+from dpgrader.preprocessors.execute import AllOrNothingTests, GuardedExecute
+from dpgrader.preprocessors.feedback import (  # noqa: F401 (tests and nbgrader_config.py use them)
+    FEEDBACK_TEMPLATE_DIRS,
+    MIN_SECRET_LENGTH,
+    SECRET_REGIONS,
+    HideHiddenTests,
+    HideReviewNotes,
+    NamedFeedbackExporter,
+    scrub,
+    secret_lines,
+)
+from dpgrader.preprocessors.sanitize import RestoreCells, SanitizeMetadata
+
+__all__ = ["SanitizeMetadata", "RestoreCells", "GuardedExecute", "AllOrNothingTests", "HideHiddenTests", "HideReviewNotes"]

@@ -1,0 +1,205 @@
+"""Feedback plug-ins: the feedback template, and feedback without hidden tests, solutions or review notes.
+
+:class:`HideHiddenTests` runs last in the feedback pipeline; :func:`secret_lines` and
+:func:`scrub` remove any line of a hidden test or a solution from the outputs.
+:class:`HideReviewNotes` keeps the automatic review's notes (copy and tampering flags) in
+formgrader, for the instructor, and out of the student's feedback.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from nbconvert.exporters import HTMLExporter
+from nbformat import read as nbformat_read
+from nbformat.notebooknode import NotebookNode
+from nbgrader import utils
+from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
+from traitlets import Unicode, default
+
+from dpgrader.preprocessors.cells import _SourceNotebook, _error, _is_test_cell
+from dpgrader.review.notebook import REVIEW_HEADING
+
+# Feedback pages: nbgrader's template with entries named after the exercise (templates/feedback_named).
+FEEDBACK_TEMPLATE_DIRS = [
+    str(Path(__file__).parent.parent / "templates"),
+    str(Path(utils.__file__).parent / "server_extensions" / "formgrader" / "templates"),
+]
+
+
+
+class NamedFeedbackExporter(HTMLExporter):
+    """The exporter of feedback pages: nbgrader's feedback template, entries named after the exercise.
+
+    Chosen for ``nbgrader generate_feedback`` alone (``c.GenerateFeedback.exporter_class``), so
+    formgrader's own ``HTMLExporter`` keeps its grading template. nbgrader configures
+    ``HTMLExporter.template_name = "feedback"``; ``nbgrader_config.py`` sets this class's own
+    section, which takes precedence over its parent's.
+    """
+
+    @default("template_name")
+    def _template_name_default(self):
+        return "feedback_named"
+
+    @default("extra_template_basedirs")
+    def _extra_template_basedirs_default(self):
+        return list(FEEDBACK_TEMPLATE_DIRS)
+
+
+SECRET_REGIONS = (("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"), ("BEGIN SOLUTION", "END SOLUTION"),
+                  ("BEGIN MARK SCHEME", "END MARK SCHEME"))
+MIN_SECRET_LENGTH = 12  # shorter lines (``return x``, ``)``) are too common to mean anything
+
+
+def secret_lines(sources: list[str]) -> set[str]:
+    """Stripped lines of hidden tests, reference solutions and mark schemes in ``sources`` (cell texts).
+
+    Lines that also appear outside those regions (what students see anyway) and lines
+    shorter than :data:`MIN_SECRET_LENGTH` are left out.
+    """
+    secret, public = set(), set()
+    for text in sources:
+        inside = None
+        for line in text.split("\n"):
+            stripped = line.strip()
+            begin = [end for start, end in SECRET_REGIONS if start in line]
+            if begin:
+                inside = begin[0]
+            elif inside and inside in line:
+                inside = None
+            elif stripped:
+                (secret if inside else public).add(stripped)
+    return {line for line in secret - public if len(line) >= MIN_SECRET_LENGTH}
+
+
+def scrub(text: str, secrets: set[str]) -> tuple[str, int]:
+    """``text`` without the lines that quote a secret line (verbatim, or escaped as in a ``repr``)."""
+    if not secrets or not text:
+        return text, 0
+    forms = secrets | {json.dumps(line)[1:-1] for line in secrets} | {repr(line)[1:-1] for line in secrets}
+    kept, removed = [], 0
+    for line in text.split("\n"):
+        if any(form in line for form in forms):
+            removed += 1
+        else:
+            kept.append(line)
+    return "\n".join(kept), removed
+
+
+class HideHiddenTests(ClearHiddenTests):
+    """Feedback shows which tests passed, their points and the failure message, never hidden test code.
+
+    In every test cell: the ``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS`` region
+    is replaced by one comment line; an error output keeps only ``ename: evalue`` (an
+    IPython traceback quotes the failing lines, which may be hidden tests); other
+    outputs (what the student's function printed while hidden tests called it, which
+    may show their inputs) are dropped.
+
+    In every cell, test or not: any output line that quotes a line of a hidden test, a
+    reference solution or a mark scheme of the source notebook (:func:`secret_lines`) is
+    removed, so ``print(In)``, printing a course file or an exception message quoting a
+    test's frame puts none of it into the feedback.
+    """
+
+    placeholder = Unicode(
+        "# ... hidden tests ran here (their code is not shown; see the message below if one failed)",
+        help="The line that replaces a hidden-test region in feedback.",
+    ).tag(config=True)
+
+    _secrets: frozenset[str] = frozenset()  # until preprocess() reads the source notebook
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        self._secrets = self._load_secrets(resources)
+        return super().preprocess(nb, resources)
+
+    def _load_secrets(self, resources: dict) -> set[str]:
+        texts = []
+        meta = resources.get("nbgrader") or {}
+        if "db_url" in meta:
+            texts += [cell["source"] for cell in _SourceNotebook(resources).cells]
+        try:
+            from nbgrader.coursedir import CourseDirectory
+
+            coursedir = CourseDirectory(config=self.config)
+            folder = Path(coursedir.format_path(coursedir.source_directory, ".", meta["assignment"]))
+            texts += [cell.source for cell in nbformat_read(str(folder / f"{meta['notebook']}.ipynb"), as_version=4).cells]
+        except Exception as error:  # no source notebook here: the gradebook's hidden tests still count
+            self.log.warning("Feedback: source notebook not read (%s); scrubbing hidden tests only", error)
+        return secret_lines(texts)
+
+    def _scrub_outputs(self, cell: NotebookNode) -> None:
+        removed = 0
+        for output in cell.get("outputs", []):
+            if "text" in output:
+                output.text, n = scrub(output.text, self._secrets)
+                removed += n
+            if "evalue" in output:
+                output.evalue, n = scrub(str(output.evalue), self._secrets)
+                removed += n
+            if "traceback" in output:
+                lines = [scrub(line, self._secrets) for line in output.traceback]
+                output.traceback = [line for line, _ in lines]
+                removed += sum(n for _, n in lines)
+            for key, value in (output.get("data") or {}).items():
+                if isinstance(value, str) and (key.startswith("text/") or key.endswith("json")):
+                    output.data[key], n = scrub(value, self._secrets)
+                    removed += n
+        if removed:
+            cell.outputs.append(NotebookNode(output_type="stream", name="stdout", text=(
+                f"[{removed} output line(s) removed from this feedback: they quote the course's hidden tests "
+                "or solutions]\n")))
+
+    def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int):
+        if not _is_test_cell(cell):
+            if cell.cell_type == "code":
+                self._scrub_outputs(cell)
+            return cell, resources
+        lines, kept, inside = cell.source.split("\n"), [], False
+        for line in lines:
+            if self.begin_test_delimeter in line:
+                inside = True
+                kept.append(line[: len(line) - len(line.lstrip())] + self.placeholder)
+            elif self.end_test_delimeter in line:
+                inside = False
+            elif not inside:
+                kept.append(line)
+        cell.source = "\n".join(kept)
+        cell.outputs = [
+            _error(output.get("ename", "Error"), str(output.get("evalue", "")))
+            for output in cell.get("outputs", [])
+            if output.output_type == "error"
+        ]
+        self._scrub_outputs(cell)
+        return cell, resources
+
+
+
+class HideReviewNotes(NbGraderPreprocessor):
+    """Feedback without the automatic review's notes: they are for the instructor to check.
+
+    :func:`dpgrader.review.comment_in_gradebook` writes copy and tampering flags into the
+    comment of a notebook's first solution cell, under :data:`REVIEW_HEADING`, so that formgrader
+    shows them. A flag is a reason to look, not a verdict, so the student's feedback keeps only
+    the rest of the comment (what a grader wrote). Runs after ``GetGrades``.
+    """
+
+    def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int):
+        meta = cell.metadata.get("nbgrader") or {}
+        if REVIEW_HEADING in (meta.get("comment") or ""):
+            meta["comment"] = without_review_notes(meta["comment"])
+        return cell, resources
+
+
+def without_review_notes(comment: str) -> str:
+    """``comment`` without the :data:`REVIEW_HEADING` line and the ``- flag`` lines that follow it."""
+    kept, in_notes = [], False
+    for line in comment.split("\n"):
+        if line.strip() == REVIEW_HEADING:
+            in_notes = True
+        elif in_notes and line.startswith("- "):
+            continue
+        else:
+            in_notes = False
+            kept.append(line)
+    return "\n".join(kept).strip()

@@ -1,0 +1,46 @@
+"""Static review of a submission: code worth a person's look, found in its syntax tree.
+
+Student code and the hidden tests share one kernel, so whatever the kernel guard
+(:mod:`dpgrader.guard`) cannot undo has to be seen by a person. This module reads
+the cells a student wrote (nbgrader solution cells, and cells without nbgrader
+metadata, i.e. cells the student added) with :mod:`ast`, never the read-only and test
+cells of the instructor, and returns one :class:`Flag` per suspicious construct, with
+a specific reason:
+
+- **dynamic code**: ``exec``, ``eval``, ``compile``, ``__import__``, ``importlib``,
+  ``getattr``/``setattr``/``delattr`` with a computed name, ``globals()``/``locals()``/``vars()``;
+- **introspection and process control**: any use of ``gc``, ``inspect``, ``ctypes``,
+  ``threading``, ``signal``, ``subprocess``, ``multiprocessing``, ``IPython``,
+  ``ipykernel``, ``jupyter_client``, ``builtins``, ``linecache``, ``pickle``, ...; of
+  ``sys`` and ``os`` beyond a few harmless attributes (``sys.stderr``, ``os.path.join``);
+  the IPython shell (``get_ipython``, magics, ``In``/``Out``);
+- **dunder access**: ``__code__``, ``__kwdefaults__``, ``__globals__``, ``__class__``, ...;
+- **fake numbers**: classes that subclass a number or array type, or define
+  comparisons and conversions (``__eq__``, ``__bool__``, ``__float__``, ...);
+- **file writes**: ``open(..., "w")``, ``Path.write_text``, ``np.save``, ``to_csv``, ``shutil``;
+- **the tests themselves**: ``dplib.testing``, ``dpgrader``, rebinding a test helper
+  (``check_close = ...``), replacing a library attribute (``np.allclose = ...``);
+- **delegation**: an exercise answered with dplib's own function of the same name.
+
+Names are resolved, not matched as text: ``import signal as _sg; _sg.setitimer``,
+``from os import path as p``, ``x = sys; x._getframe``, ``getattr(sys, "_get" + "frame")``
+and ``"get_" + "ipython"`` are all seen for what they are (constant string expressions
+are evaluated). Honest code raises no flag: every reference solution of ``source/`` and
+every honest student of ``make demo`` is reviewed in ``tests/test_review.py``.
+
+:func:`review_flags` gives the flags of a notebook as ``"kind: reason"`` strings for
+``grades.csv`` and the class summary; :func:`comment_in_gradebook` puts them in
+formgrader.
+
+The review is cut in five modules: :mod:`.rules` (what is suspicious, and :class:`Flag`),
+:mod:`.resolver` (aliases and constant strings), :mod:`.cells` (which cells are the
+student's), :mod:`.checks` and :mod:`.reviewer` (the checks and the walk over the syntax
+tree), :mod:`.notebook` (the entry points re-exported here).
+"""
+
+from dpgrader.review.cells import _parse, _read, student_cells  # noqa: F401 (similarity uses _parse, _read)
+from dpgrader.review.notebook import REVIEW_HEADING, comment_in_gradebook, review_flags, review_notebook  # noqa: F401
+from dpgrader.review.resolver import constant_value
+from dpgrader.review.rules import Flag
+
+__all__ = ["Flag", "review_notebook", "review_flags", "student_cells", "constant_value", "comment_in_gradebook"]

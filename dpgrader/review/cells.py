@@ -1,0 +1,111 @@
+"""The cells a student wrote: reading a notebook, telling the student's cells from the instructor's, parsing.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+
+def _read(notebook) -> dict:
+    """A notebook as a plain dict (from an nbformat node, a dict or a path)."""
+    if isinstance(notebook, (str, Path)):
+        return json.loads(Path(notebook).read_text(errors="replace"))
+    return notebook
+
+
+def _source(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _nbgrader(cell: dict) -> dict:
+    meta = (cell.get("metadata") or {}).get("nbgrader")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _without_hidden_tests(code: str) -> str:
+    """``code`` as students see it: the lines between the hidden-test markers dropped."""
+    kept, hidden = [], False
+    for line in code.splitlines():
+        if "BEGIN HIDDEN TESTS" in line:
+            hidden = True
+        elif "END HIDDEN TESTS" in line:
+            hidden = False
+        elif not hidden:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def _instructor_cell_codes(instructor) -> set[str]:
+    """Code of the instructor's read-only and test cells, as written and as released (stripped)."""
+    codes = set()
+    for cell in _read(instructor).get("cells", []):
+        meta = _nbgrader(cell) if isinstance(cell, dict) else {}
+        if cell.get("cell_type") == "code" and meta.get("locked") and not meta.get("solution"):
+            codes |= {_source(cell).strip(), _without_hidden_tests(_source(cell)).strip()}
+    return codes
+
+
+def student_cells(notebook, instructor=None) -> list[tuple[str, str, bool]]:
+    """``(cell name, code, is_solution)`` of every code cell the student wrote, in order.
+
+    Solution cells and cells without nbgrader metadata are the student's. A cell that
+    claims to be a read-only or test cell is skipped only when ``instructor`` (the
+    source or release notebook) has a read-only or test cell of that ``grade_id`` and it
+    is the last cell with that id (earlier duplicates run as ordinary code, see
+    :class:`dpgrader.preprocessors.SanitizeMetadata`); without ``instructor`` its
+    metadata is trusted. With ``instructor``, a cell that is a verbatim copy of one of its
+    read-only or test cells (pasted without metadata) is the instructor's code, not the student's.
+    """
+    cells = [c for c in _read(notebook).get("cells", []) if isinstance(c, dict)]
+    instructor_ids, instructor_codes = None, set()
+    if instructor is not None:
+        instructor_codes = _instructor_cell_codes(instructor)
+        instructor_ids = {
+            _nbgrader(c).get("grade_id") for c in _read(instructor).get("cells", [])
+            if isinstance(c, dict) and _nbgrader(c).get("locked") and not _nbgrader(c).get("solution")
+        }
+    last = {}
+    for index, cell in enumerate(cells):
+        last[_nbgrader(cell).get("grade_id")] = index
+    found = []
+    for index, cell in enumerate(cells):
+        if cell.get("cell_type") != "code":
+            continue
+        meta = _nbgrader(cell)
+        grade_id = meta.get("grade_id")
+        instructors = meta.get("locked") and not meta.get("solution")
+        if instructor_ids is not None:
+            instructors = grade_id in instructor_ids and last.get(grade_id) == index
+        if instructors or (not meta.get("solution") and _source(cell).strip() in instructor_codes):
+            continue
+        name = grade_id if grade_id and last.get(grade_id) == index else f"cell {index}"
+        found.append((name, _source(cell), bool(meta.get("solution")) and name == grade_id))
+    return found
+
+
+def _instructor_code(notebook, instructor=None) -> list[str]:
+    """Code of the read-only cells (their imports name ``np``, ``dplib``, ``check_close`` ...)."""
+    cells = _read(instructor if instructor is not None else notebook).get("cells", [])
+    return [
+        _source(c) for c in cells
+        if isinstance(c, dict) and c.get("cell_type") == "code" and _nbgrader(c).get("locked")
+        and not _nbgrader(c).get("solution") and not _nbgrader(c).get("grade")
+    ]
+
+
+def _parse(code: str) -> ast.Module | None:
+    """The cell's syntax tree, IPython magics (``%cmd``, ``!cmd``) turned into ``get_ipython()`` calls."""
+    try:
+        return ast.parse(code)
+    except SyntaxError:
+        pass
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+
+        return ast.parse(TransformerManager().transform_cell(code))
+    except Exception:  # a cell that does not parse cannot run either
+        return None
+

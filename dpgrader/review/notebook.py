@@ -1,0 +1,84 @@
+"""The entry points: review a notebook, give its flags as strings, show them in formgrader."""
+
+from __future__ import annotations
+
+from dpgrader.review.cells import _instructor_code, _parse, _read, student_cells
+from dpgrader.review.reviewer import _Reviewer
+from dpgrader.review.rules import Flag
+
+
+def review_notebook(notebook, instructor=None) -> tuple[Flag, ...]:
+    """Every :class:`Flag` of the cells the student wrote, in notebook order.
+
+    Parameters
+    ----------
+    notebook : nbformat.NotebookNode, dict, str or Path
+        The submitted notebook.
+    instructor : same types, optional
+        The assignment's source (or release) notebook: its read-only cells' imports tell
+        what ``np``, ``dplib``, ``check_close`` ... are, and only cells it has as
+        read-only or test cells are left out of the review (a student cannot hide code
+        by giving a cell fake ``locked`` metadata).
+    """
+    notebook = _read(notebook)
+    reviewer = _Reviewer()
+    for code in _instructor_code(notebook, instructor):
+        tree = _parse(code)
+        if tree is not None:
+            reviewer.bind_imports(tree)
+    for name, code, solution in student_cells(notebook, instructor):
+        tree = _parse(code)
+        if tree is not None:
+            reviewer.review(name, tree, solution)
+    unique = dict.fromkeys(reviewer.flags)
+    return tuple(unique)
+
+
+def review_flags(notebook_path, instructor=None) -> tuple[str, ...]:
+    """The review flags of a notebook as ``"kind: reason (cell, line n)"`` strings (``()`` if it is unreadable).
+
+    The drop-in replacement of the regular-expression review the class grader used:
+    the strings go to ``grades.csv`` and the class summary.
+    """
+    try:
+        flags = review_notebook(notebook_path, instructor)
+    except Exception:  # an unreadable notebook is reported by the grader, not here
+        return ()
+    return tuple(dict.fromkeys(str(flag).replace(";", ",") for flag in flags))
+
+
+REVIEW_HEADING = "**Automatic review** (for the instructor to check; not a grade):"
+
+
+def comment_in_gradebook(gradebook, student: str, assignment: str, flags_by_notebook: dict[str, list[str]]) -> int:
+    """Show review flags in formgrader: flag the submitted notebook and comment on its first solution cell.
+
+    Each notebook with flags gets nbgrader's ``flagged`` mark (formgrader lists it) and an
+    automatic comment on its first solution cell, starting with :data:`REVIEW_HEADING`
+    (formgrader shows it in that cell's comment box). A comment a grader wrote by hand
+    is never touched. Returns the number of notebooks commented on.
+    """
+    from nbgrader.api import MissingEntry
+
+    done = 0
+    for notebook_name, flags in flags_by_notebook.items():
+        if not flags:
+            continue
+        try:
+            notebook = gradebook.find_submission_notebook(notebook_name, assignment, student)
+        except MissingEntry:
+            continue
+        notebook.flagged = True
+        order = {cell.name: i for i, cell in enumerate(notebook.notebook.source_cells)}
+        comments = sorted(notebook.comments, key=lambda c: order.get(c.name, 1 << 30))
+        if comments:
+            comment = comments[0]
+            previous, _, listed = (comment.auto_comment or "").partition(REVIEW_HEADING)
+            previous = previous.rstrip()
+            known = [line[2:] for line in listed.split("\n") if line.startswith("- ")]
+            text = REVIEW_HEADING + "\n" + "\n".join(f"- {flag}" for flag in dict.fromkeys(known + list(flags)))
+            comment.auto_comment = f"{previous}\n\n{text}".strip() if previous and previous != "No response." else text
+        done += 1
+    gradebook.db.commit()
+    return done
+

@@ -1,0 +1,55 @@
+"""The operating-system sandbox every grading kernel runs in (bubblewrap), and its limits.
+
+nbgrader runs a student's notebook in a Jupyter kernel on the grader's machine, as the
+grader's user. ``nbgrader_config.py`` selects :class:`SandboxedKernelManager`
+(``c.Execute.kernel_manager_class``), so every kernel nbgrader starts, for the class
+grader and for plain ``nbgrader autograde`` alike, runs as::
+
+    bwrap --unshare-all --die-with-parent ... -- python -m ipykernel_launcher -f <connection>
+
+What the kernel sees (mount namespace): read-only, the system's ``/usr`` (and ``/lib*``,
+``/bin``, a few files of ``/etc``), the Python installation and environment, and the
+``dplib`` package folder (not the repository around it); writable, only its working
+folder (the copy of the one submission being graded) and a private ``/tmp``. Not the
+course (``source/``, gradebooks, other submissions, feedback, ``nbgrader_config.py``),
+not ``$HOME``, not the grader's processes (PID namespace) or their file descriptors.
+No network (network namespace): the kernel talks to nbgrader over ZeroMQ ``ipc``
+sockets in a private folder the grader creates with :func:`tempfile.mkdtemp`.
+
+Limits (:class:`SandboxedKernelManager` traits, set in ``nbgrader_config.py``): memory and
+processes by a cgroup per kernel where the machine lets the grader create one (cgroup v1
+or v2), else memory by ``RLIMIT_AS``; file size and CPU seconds by rlimits (they bind
+root too). The PID namespace kills everything the kernel started when it ends, including
+``setsid`` daemons. Output bytes, notebook size and cell count are limited by the
+nbgrader plug-ins (:mod:`dpgrader.preprocessors`). Each breach is noted with its
+:class:`~dpgrader.outcomes.Status`.
+
+Where bubblewrap cannot run, grading stops with :class:`SandboxUnavailable`, whose
+message names the fix. ``DPLIB_NO_SANDBOX=1`` (or ``--no-sandbox`` on the class
+grader) grades unsandboxed anyway, with a warning.
+The package holds :mod:`.command` (the ``bwrap`` command, and whether it can run),
+:mod:`.cgroup` (the cgroup limits) and :mod:`.manager` (the kernel manager); the names
+below are re-exported here, under the dotted names ``nbgrader_config.py`` uses.
+"""
+
+from dpgrader.sandbox.cgroup import KernelCgroup
+from dpgrader.sandbox.command import (  # noqa: F401 (re-exported)
+    GiB,
+    MiB,
+    DPLIB_DIR,
+    ETC_FILES,
+    FIX,
+    KERNEL_ENV,
+    OPT_OUT_VARIABLE,
+    SandboxUnavailable,
+    bwrap_command,
+    bwrap_problem,
+    opted_out,
+    require_sandbox,
+)
+from dpgrader.sandbox.manager import SandboxedKernelManager
+
+__all__ = [
+    "SandboxedKernelManager", "SandboxUnavailable", "KernelCgroup", "bwrap_command", "bwrap_problem",
+    "opted_out", "require_sandbox", "DPLIB_DIR", "ETC_FILES", "FIX", "KERNEL_ENV", "OPT_OUT_VARIABLE", "GiB", "MiB",
+]

@@ -1,0 +1,126 @@
+"""Limits by cgroup: one cgroup per kernel (v1 or v2) for memory and processes, and the breaches it saw."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+from pathlib import Path
+
+
+from dpgrader.outcomes import Status
+
+# --- cgroups ---------------------------------------------------------------------------------------
+
+
+class KernelCgroup:
+    """A cgroup of one kernel (and all it starts): memory and process-count limits, and their breaches.
+
+    cgroup v1 (a ``memory`` and a ``pids`` hierarchy) or v2 (one unified hierarchy), created
+    below the grader's own cgroup with an unguessable name. ``memory`` / ``pids`` are None
+    where the controller is not available or not writable: the caller falls back.
+    """
+
+    def __init__(self, memory_bytes: int, processes: int):
+        self.name = f"dplib-kernel-{secrets.token_hex(8)}"
+        self.memory = self._make("memory", {  # v1 and v2 names; memory + swap capped alike: no swapping past it
+            "memory.limit_in_bytes": memory_bytes, "memory.memsw.limit_in_bytes": memory_bytes,
+            "memory.max": memory_bytes, "memory.swap.max": 0,
+        })
+        self.pids = self._make("pids", {"pids.max": processes})
+
+    def _make(self, controller: str, values: dict) -> Path | None:
+        for base in self._bases(controller):
+            folder = base / self.name
+            try:
+                folder.mkdir()
+            except OSError:
+                continue
+            try:
+                written = 0
+                for key, value in values.items():
+                    if (folder / key).exists():
+                        (folder / key).write_text(str(value))
+                        written += 1
+                if written:
+                    return folder
+            except OSError:
+                pass
+            self._remove(folder)
+        return None
+
+    @staticmethod
+    def _bases(controller: str) -> list[Path]:
+        """Candidate parent folders for a new cgroup of ``controller``: under the grader's own first."""
+        bases = []
+        try:
+            lines = Path("/proc/self/cgroup").read_text().splitlines()
+        except OSError:
+            return bases
+        for line in lines:
+            _, names, path = line.split(":", 2)
+            path = path.lstrip("/")
+            if controller in names.split(","):
+                bases += [Path("/sys/fs/cgroup") / controller / path, Path("/sys/fs/cgroup") / controller]
+            elif names == "" and (Path("/sys/fs/cgroup") / "cgroup.controllers").exists():  # v2 only
+                v2 = Path("/sys/fs/cgroup") / path
+                try:
+                    if controller in (v2 / "cgroup.subtree_control").read_text().split():
+                        bases.append(v2)
+                except OSError:
+                    pass
+        return bases
+
+    def enter(self) -> None:
+        """Move the calling process into the cgroup (called in the child, before ``exec``)."""
+        for folder in (self.memory, self.pids):
+            if folder is not None:
+                (folder / "cgroup.procs").write_text(str(os.getpid()))
+
+    def breaches(self) -> list[tuple[Status, str]]:
+        """The limits that were hit, as notes."""
+        found = []
+        if self.memory is not None and _counter(self.memory, ("memory.oom_control", "memory.events"), "oom_kill") > 0:
+            found.append((Status.MEMORY_LIMIT, "the kernel ran out of its memory limit and was killed"))
+        if self.pids is not None and _counter(self.pids, ("pids.events",), "max") > 0:
+            found.append((Status.PROCESS_LIMIT, "the notebook tried to start more processes than allowed"))
+        return found
+
+    def remove(self) -> None:
+        for folder in (self.memory, self.pids):
+            if folder is not None:
+                self._remove(folder)
+
+    @staticmethod
+    def _remove(folder: Path) -> None:
+        try:
+            for pid in (folder / "cgroup.procs").read_text().split():  # nothing should be left: the PID namespace ended
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (ProcessLookupError, ValueError):
+                    pass
+        except OSError:
+            pass
+        for _ in range(50):
+            try:
+                folder.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                import time
+
+                time.sleep(0.05)
+
+
+def _counter(folder: Path, files: tuple[str, ...], key: str) -> int:
+    for name in files:
+        try:
+            for line in (folder / name).read_text().splitlines():
+                parts = line.split()
+                if len(parts) == 2 and parts[0] == key:
+                    return int(parts[1])
+        except (OSError, ValueError):
+            continue
+    return 0
+

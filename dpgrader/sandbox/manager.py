@@ -1,0 +1,101 @@
+"""The kernel manager nbgrader starts every grading kernel with: sandboxed, limited, cleaned up."""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+
+from jupyter_client.manager import AsyncKernelManager
+from traitlets import Int
+
+from dpgrader.outcomes import Status, note
+from dpgrader.sandbox.cgroup import KernelCgroup
+from dpgrader.sandbox.command import GiB, MiB, bwrap_command, require_sandbox
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """A kernel manager whose kernels run in :func:`bwrap_command`'s sandbox, with limits.
+
+    Select it for nbgrader with ``c.Execute.kernel_manager_class =
+    "dpgrader.sandbox.SandboxedKernelManager"``. Where the instructor opted out
+    (``DPLIB_NO_SANDBOX=1``) it starts plain kernels (still with the rlimits).
+    """
+
+    memory_limit = Int(2 * GiB, help="Bytes of memory for the kernel and all it starts.").tag(config=True)
+    process_limit = Int(64, help="Processes (and threads) the kernel may have at once.").tag(config=True)
+    file_size_limit = Int(256 * MiB, help="Largest file the kernel may write, in bytes.").tag(config=True)
+    cpu_limit = Int(600, help="CPU seconds of the kernel process (per notebook).").tag(config=True)
+
+    _channel_dir: Path | None = None
+    _cgroup: KernelCgroup | None = None
+    sandboxed: bool = False
+
+    async def _async_pre_start_kernel(self, **kw):
+        self.sandboxed = require_sandbox()
+        if self.sandboxed:
+            self._channel_dir = Path(tempfile.mkdtemp(prefix="dplib-kernel-"))  # 0700, unguessable
+            self.transport = "ipc"
+            self.ip = str(self._channel_dir / "zmq")
+            self.connection_file = str(self._channel_dir / "connection.json")
+        kernel_cmd, kw = await super()._async_pre_start_kernel(**kw)
+        self._cgroup = KernelCgroup(self.memory_limit, self.process_limit) if self.sandboxed else None
+        if self.sandboxed:
+            workdir = Path(kw.get("cwd") or os.getcwd()).resolve()
+            kernel_cmd = bwrap_command(kernel_cmd, workdir, self._channel_dir)
+            kw["env"] = {}  # bwrap --clearenv sets the kernel's environment
+            kw["stdout"] = subprocess.DEVNULL  # ipykernel's banner, and whatever student code writes to fd 1
+            kw["stdin"] = subprocess.DEVNULL  # no pipe of the grader's in the kernel's hands
+        else:
+            env = dict(kw.get("env") or os.environ)
+            env.pop("MPLBACKEND", None)  # the kernel's own inline backend: figures reach the feedback
+            kw["env"] = env
+        kw["preexec_fn"] = self._limit_child
+        return kernel_cmd, kw
+
+    def _limit_child(self) -> None:
+        """In the kernel's process, before ``exec``: rlimits, and into the kernel's cgroup."""
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_size_limit, self.file_size_limit))
+        resource.setrlimit(resource.RLIMIT_CPU, (self.cpu_limit, self.cpu_limit + 5))
+        if self._cgroup is None or self._cgroup.memory is None:
+            address_space = self.memory_limit + 2 * GiB  # virtual, not resident: leave room for mappings
+            resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+        if self._cgroup is not None:
+            self._cgroup.enter()
+
+    async def _async_interrupt_kernel(self) -> None:
+        # A signal to the process group would reach bwrap, not the kernel: interrupt by message.
+        if self.sandboxed and self.has_kernel:
+            msg = self.session.msg("interrupt_request", content={})
+            self._connect_control_socket()
+            self.session.send(self._control_socket, msg)
+            return
+        await super()._async_interrupt_kernel()
+
+    interrupt_kernel = _async_interrupt_kernel
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        self.note_breaches()
+        if self._cgroup is not None:
+            self._cgroup.remove()
+            self._cgroup = None
+        if self._channel_dir is not None and not restart:
+            shutil.rmtree(self._channel_dir, ignore_errors=True)
+            self._channel_dir = None
+
+    cleanup_resources = _async_cleanup_resources
+
+    def note_breaches(self) -> None:
+        """Note the limits this kernel hit (once)."""
+        if self._cgroup is not None:
+            for status, message in self._cgroup.breaches():
+                note(status, message)
+        code = self.provisioner.process.returncode if self.provisioner and getattr(self.provisioner, "process", None) else None
+        if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+            note(Status.CPU_LIMIT, f"the kernel used up its {self.cpu_limit} CPU seconds and was stopped")

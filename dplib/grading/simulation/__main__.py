@@ -1,8 +1,0 @@
-"""``python -m dplib.grading.simulation``: build and grade the made-up class (``make demo``)."""
-
-import sys
-
-from dplib.grading.simulation.demo import main
-
-if __name__ == "__main__":
-    sys.exit(main())
