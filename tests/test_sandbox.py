@@ -31,6 +31,8 @@ PROBES = {
                  "        kids.append(subprocess.Popen(['sleep', '4245']))\nexcept OSError:\n    print('fork refused')\n"
                  "print(len(kids))",
     "environment": "import os\nprint(sorted(k for k in os.environ if k.startswith(('JPY', 'DPLIB', 'PYTEST'))))",
+    "fill_folder": "written = 0\ntry:\n    for n in range(400):\n        open('part%d.bin' % n, 'wb').write(b'x' * 2**20)\n"
+                   "        written += 1\nexcept OSError as e:\n    print('ENOSPC', e.errno, written)",
 }
 
 
@@ -62,7 +64,7 @@ def test_the_kernel_sees_only_its_folder_and_the_libraries(probed):
     seen_in_home = ast.literal_eval(said["visible"].split(" ", 1)[1].strip()) or []
     assert said["visible"].startswith("False ") and set(seen_in_home) < set(os.listdir(Path.home())) | {None}
     assert all(Path(sys.base_prefix).resolve().is_relative_to(Path.home() / name) for name in seen_in_home)
-    assert said["writes"].strip() == "ok" and (work / "mine.txt").read_text() == "ok"
+    assert said["writes"].strip() == "ok" and not (work / "mine.txt").exists()  # written to its own tmpfs only
     assert "no network" in said["network"]
     assert said["environment"].strip() == "[]"
 
@@ -70,7 +72,9 @@ def test_the_kernel_sees_only_its_folder_and_the_libraries(probed):
 @pytest.mark.pipeline
 def test_limits_hold_and_are_noted(probed):
     said, notes, work = probed
-    assert "EFBIG 27" in said["big_file"] and (work / "big.bin").stat().st_size == 2**20
+    assert "EFBIG 27" in said["big_file"] and not (work / "big.bin").exists()
+    errno, written = said["fill_folder"].split()[1:]
+    assert errno == "28" and 250 <= int(written) < 256 and not list(work.iterdir())  # the tmpfs is full at 256 MB
     assert "fork refused" in said["processes"]
     probe = sandbox.KernelCgroup(2**30, 10)
     can_limit_processes = probe.pids is not None
@@ -79,11 +83,15 @@ def test_limits_hold_and_are_noted(probed):
         assert Status.PROCESS_LIMIT in [status for status, _ in notes]
 
 
-def test_the_command_binds_dplib_but_not_the_repository_or_home(tmp_path):
+def test_the_command_binds_dplib_and_the_guard_but_not_the_repository_the_grader_or_home(tmp_path):
     command = sandbox.bwrap_command([sys.executable, "-m", "ipykernel_launcher", "-f", "x"], tmp_path, tmp_path)
     binds = [command[i + 1] for i, arg in enumerate(command) if arg in ("--bind", "--ro-bind")]
-    assert str(sandbox.DPLIB_DIR) in binds and str(REPO_ROOT) not in binds and str(Path.home()) not in binds
-    assert [command[i + 1] for i, arg in enumerate(command) if arg == "--bind"] == [str(tmp_path)] * 2
+    assert str(REPO_ROOT / "dplib") in binds and str(REPO_ROOT / "dpgrader" / "guard") in binds
+    assert str(REPO_ROOT) not in binds and str(Path.home()) not in binds
+    assert not any(b.startswith(str(REPO_ROOT / "dpgrader" / "review")) or b == str(REPO_ROOT / "dpgrader") for b in binds)
+    assert [command[i + 1] for i, arg in enumerate(command) if arg == "--bind"] == [str(tmp_path)]  # the channel
+    tmpfs = [(command[i - 1], command[i + 1]) for i, arg in enumerate(command) if arg == "--tmpfs"]
+    assert tmpfs == [(str(256 * 2**20), "/tmp"), (str(256 * 2**20), str(tmp_path))]  # size-limited, private
     assert {"--unshare-all", "--die-with-parent", "--clearenv"} <= set(command)
     assert command[command.index("--") + 1:] == [sys.executable, "-m", "ipykernel_launcher", "-f", "x"]
 
@@ -132,3 +140,22 @@ def test_a_kernel_past_its_cpu_seconds_is_stopped_and_noted(tmp_path):
     with pytest.raises(Exception, match="Kernel died"):
         client.execute()
     assert [status for status, _ in take_notes()] == [Status.CPU_LIMIT]
+
+
+def test_kernel_packages_are_resolved_by_the_kernels_python_where_it_imports_them(tmp_path):
+    """A Python whose dplib lives elsewhere (a copied course's editable install) gets that folder bound."""
+    elsewhere = tmp_path / "other-checkout"
+    for package in ("dplib", "dpgrader/guard"):
+        (elsewhere / package).mkdir(parents=True)
+        (elsewhere / package / "__init__.py").write_text("")
+    (elsewhere / "dpgrader" / "__init__.py").write_text("")
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\nPYTHONPATH={elsewhere} exec {sys.executable} \"$@\"\n")
+    python.chmod(0o755)
+    found = sandbox.kernel_packages(str(python))
+    assert found["dplib"] == elsewhere / "dplib" and found["dpgrader.guard"] == elsewhere / "dpgrader" / "guard"
+
+
+def test_a_kernel_python_without_the_course_packages_stops_grading_with_the_fix(tmp_path):
+    with pytest.raises(sandbox.KernelPackagesMissing, match="cannot import dplib, dpgrader.guard: install the course"):
+        sandbox.kernel_packages(sys.base_prefix + "/bin/python3")

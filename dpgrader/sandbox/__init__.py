@@ -8,15 +8,18 @@ grader and for plain ``nbgrader autograde`` alike, runs as::
     bwrap --unshare-all --die-with-parent ... -- python -m ipykernel_launcher -f <connection>
 
 What the kernel sees (mount namespace): read-only, the system's ``/usr`` (and ``/lib*``,
-``/bin``, a few files of ``/etc``), the Python installation and environment, and the
-``dplib`` package folder (not the repository around it); writable, only its working
-folder (the copy of the one submission being graded) and a private ``/tmp``. Not the
+``/bin``, a few files of ``/etc``), the Python installation and environment, the
+``dplib`` package folder and the guard of ``dpgrader`` (:func:`kernel_packages`: where the kernel's
+Python imports them from; not the repository around them, not the rest of the grader); writable, only two private,
+size-limited tmpfs, one at its working folder (empty: the notebook reaches the kernel as messages,
+not as a file) and one at ``/tmp``; what it writes never reaches the grader's disk. Not the
 course (``source/``, gradebooks, other submissions, feedback, ``nbgrader_config.py``),
 not ``$HOME``, not the grader's processes (PID namespace) or their file descriptors.
 No network (network namespace): the kernel talks to nbgrader over ZeroMQ ``ipc``
 sockets in a private folder the grader creates with :func:`tempfile.mkdtemp`.
 
-Limits (:class:`SandboxedKernelManager` traits, set in ``nbgrader_config.py``): memory and
+Limits (:class:`SandboxedKernelManager` traits, set in ``nbgrader_config.py``): bytes and files
+written (the tmpfs sizes; checked after every cell, a breach stops the notebook), memory and
 processes by a cgroup per kernel where the machine lets the grader create one (cgroup v1
 or v2), else memory by ``RLIMIT_AS``; file size and CPU seconds by rlimits (they bind
 root too). The PID namespace kills everything the kernel started when it ends, including
@@ -36,7 +39,8 @@ from dpgrader.sandbox.cgroup import KernelCgroup
 from dpgrader.sandbox.command import (  # noqa: F401 (re-exported)
     GiB,
     MiB,
-    DPLIB_DIR,
+    KERNEL_PACKAGES,
+    KernelPackagesMissing,
     ETC_FILES,
     FIX,
     KERNEL_ENV,
@@ -44,6 +48,7 @@ from dpgrader.sandbox.command import (  # noqa: F401 (re-exported)
     SandboxUnavailable,
     bwrap_command,
     bwrap_problem,
+    kernel_packages,
     opted_out,
     require_sandbox,
 )
@@ -51,5 +56,5 @@ from dpgrader.sandbox.manager import SandboxedKernelManager
 
 __all__ = [
     "SandboxedKernelManager", "SandboxUnavailable", "KernelCgroup", "bwrap_command", "bwrap_problem",
-    "opted_out", "require_sandbox", "DPLIB_DIR", "ETC_FILES", "FIX", "KERNEL_ENV", "OPT_OUT_VARIABLE", "GiB", "MiB",
+    "opted_out", "require_sandbox", "KERNEL_PACKAGES", "KernelPackagesMissing", "kernel_packages", "ETC_FILES", "FIX", "KERNEL_ENV", "OPT_OUT_VARIABLE", "GiB", "MiB",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import json
 import os
 import shutil
 import subprocess
@@ -19,7 +20,6 @@ FIX = (
     "install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; Fedora: `dnf install bubblewrap`), "
     f"or grade unsandboxed at your own risk with `--no-sandbox` (class grader) or {OPT_OUT_VARIABLE}=1"
 )
-DPLIB_DIR = Path(__file__).resolve().parents[2] / "dplib"  # the dplib package folder only, not the repository
 
 GiB, MiB = 1 << 30, 1 << 20
 # Environment of the kernel: nothing of the grader's is passed on (no JPY_PARENT_PID: with it
@@ -42,6 +42,59 @@ ETC_FILES = (
 
 class SandboxUnavailable(RuntimeError):
     """No sandbox can run here: grading stops, unless the instructor opts out explicitly."""
+
+
+class KernelPackagesMissing(RuntimeError):
+    """The kernel's Python cannot import the course's packages: no notebook could be graded."""
+
+
+# What a grading kernel imports from the course's own code: the library, and the guard (not the rest
+# of the grader: its review rules and thresholds stay out of the kernel's sight).
+KERNEL_PACKAGES = ("dplib", "dpgrader.guard")
+_FIND_PACKAGES = """
+import importlib.util, json, sys
+found = {}
+for name in sys.argv[1:]:
+    try:
+        spec = importlib.util.find_spec(name)
+    except ImportError:  # its parent package is missing
+        spec = None
+    found[name] = None if spec is None or not spec.submodule_search_locations else [
+        spec.submodule_search_locations[0], spec.origin]
+print(json.dumps(found))
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def kernel_packages(python: str) -> dict[str, Path]:
+    """The folders of :data:`KERNEL_PACKAGES` as the kernel's Python resolves them, plus ``dpgrader``'s ``__init__``.
+
+    Resolved by that Python itself, with the kernel's cleared environment and from an empty
+    folder, so an editable install made in another checkout is found where the kernel will
+    find it, not where this grading process imported its own copy.
+
+    Raises
+    ------
+    KernelPackagesMissing
+        If the kernel's Python cannot import one of them (the message says which and how to fix it).
+    """
+    with tempfile.TemporaryDirectory(prefix="dplib-resolve-") as empty:
+        env = {**KERNEL_ENV, "PATH": os.pathsep.join([str(Path(python).parent), "/usr/bin", "/bin"])}
+        try:
+            probe = subprocess.run([python, "-c", _FIND_PACKAGES, *KERNEL_PACKAGES], cwd=empty, env=env,
+                                   capture_output=True, text=True, timeout=120)
+            found = json.loads(probe.stdout)
+        except (OSError, subprocess.SubprocessError, ValueError) as error:
+            raise KernelPackagesMissing(f"the kernel's Python {python} could not be asked where the course's "
+                                        f"packages are: {error}") from error
+    missing = [name for name, where in found.items() if where is None]
+    if missing:
+        raise KernelPackagesMissing(
+            f"the kernel's Python {python} cannot import {', '.join(missing)}: install the course into it "
+            f"(`{python} -m pip install -e <course folder>`, or `make install`)")
+    packages = {name: Path(where[0]).resolve() for name, where in found.items()}
+    packages["dpgrader/__init__.py"] = Path(found["dpgrader.guard"][0]).resolve().parent / "__init__.py"
+    return packages
 
 
 @functools.lru_cache(maxsize=None)
@@ -104,7 +157,7 @@ def _font_cache() -> Path | None:
     return folder
 
 
-def bwrap_command(kernel_cmd: list[str], workdir: Path, channel_dir: Path) -> list[str]:
+def bwrap_command(kernel_cmd: list[str], workdir: Path, channel_dir: Path, work_bytes: int = 256 * MiB) -> list[str]:
     """``bwrap <options> -- <kernel_cmd>``: the kernel sees only what it needs (see :mod:`dpgrader.sandbox`).
 
     Parameters
@@ -112,11 +165,14 @@ def bwrap_command(kernel_cmd: list[str], workdir: Path, channel_dir: Path) -> li
     kernel_cmd : list of str
         The kernel's own command line (``python -m ipykernel_launcher -f <connection file>``).
     workdir : Path
-        The only writable folder: the copy of the submission being graded (the kernel's cwd).
+        The kernel's working folder (where nbgrader runs the submission). Inside the sandbox it is
+        an empty private tmpfs of ``work_bytes`` bytes, like ``/tmp``: the kernel writes nothing
+        to the grader's disk, and what it writes is gone when it ends.
     channel_dir : Path
         The grader-created private folder of the connection file and the ``ipc`` sockets.
     """
-    args = ["bwrap", "--unshare-all", "--die-with-parent", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    size = ["--size", str(int(work_bytes))]
+    args = ["bwrap", "--unshare-all", "--die-with-parent", "--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/tmp"]
     for top in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         path = Path("/") / top
         if path.is_symlink():
@@ -127,16 +183,16 @@ def bwrap_command(kernel_cmd: list[str], workdir: Path, channel_dir: Path) -> li
     for name in ETC_FILES:
         if (Path("/etc") / name).exists():
             args += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
-    readable = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), DPLIB_DIR}
-    python = Path(kernel_cmd[0])
-    if python.is_absolute():
-        readable.add(python.resolve().parent.parent)  # the kernel's own Python installation
+    python = Path(kernel_cmd[0]) if Path(kernel_cmd[0]).is_absolute() else Path(shutil.which(kernel_cmd[0]) or sys.executable)
+    # the course's packages where the kernel will import them; of dpgrader, only the guard
+    readable = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), python.parent.parent.resolve(),
+                *kernel_packages(str(python)).values()}
     for path in sorted(readable):
         if not any(str(path).startswith(f"{other}/") for other in readable if other != path):
             args += ["--ro-bind", str(path), str(path)]
     if Path(sys.prefix) != Path(sys.prefix).resolve():
         args += ["--symlink", str(Path(sys.prefix).resolve()), str(sys.prefix)]
-    args += ["--bind", str(channel_dir), str(channel_dir), "--bind", str(workdir), str(workdir)]
+    args += ["--bind", str(channel_dir), str(channel_dir), *size, "--tmpfs", str(workdir)]
     args += ["--dir", KERNEL_ENV["HOME"], "--dir", KERNEL_ENV["MPLCONFIGDIR"]]
     cache = _font_cache()
     if cache is not None:

@@ -30,8 +30,11 @@ class SandboxedKernelManager(AsyncKernelManager):
     process_limit = Int(64, help="Processes (and threads) the kernel may have at once.").tag(config=True)
     file_size_limit = Int(256 * MiB, help="Largest file the kernel may write, in bytes.").tag(config=True)
     cpu_limit = Int(600, help="CPU seconds of the kernel process (per notebook).").tag(config=True)
+    work_bytes = Int(256 * MiB, help="Bytes the kernel may write in its work folder (and, as much again, in /tmp).").tag(config=True)
+    work_files = Int(2000, help="Files and folders the kernel may create in its work folder and /tmp together.").tag(config=True)
 
     _channel_dir: Path | None = None
+    _workdir: Path | None = None
     _cgroup: KernelCgroup | None = None
     sandboxed: bool = False
 
@@ -46,7 +49,8 @@ class SandboxedKernelManager(AsyncKernelManager):
         self._cgroup = KernelCgroup(self.memory_limit, self.process_limit) if self.sandboxed else None
         if self.sandboxed:
             workdir = Path(kw.get("cwd") or os.getcwd()).resolve()
-            kernel_cmd = bwrap_command(kernel_cmd, workdir, self._channel_dir)
+            self._workdir = workdir
+            kernel_cmd = bwrap_command(kernel_cmd, workdir, self._channel_dir, self.work_bytes)
             kw["env"] = {}  # bwrap --clearenv sets the kernel's environment
             kw["stdout"] = subprocess.DEVNULL  # ipykernel's banner, and whatever student code writes to fd 1
             kw["stdin"] = subprocess.DEVNULL  # no pipe of the grader's in the kernel's hands
@@ -90,6 +94,43 @@ class SandboxedKernelManager(AsyncKernelManager):
             self._channel_dir = None
 
     cleanup_resources = _async_cleanup_resources
+
+    def work_folder_breach(self) -> str | None:
+        """What the kernel overfilled (its work folder's or ``/tmp``'s tmpfs: bytes or files), or None.
+
+        Read from outside, through ``/proc/<pid>/root`` of a process in the sandbox: ``statvfs``
+        of each tmpfs counts its used blocks and inodes exactly, at no cost.
+        """
+        if not self.sandboxed or self._workdir is None or not self.has_kernel:
+            return None
+        root = self._sandbox_root()
+        if root is None:
+            return None
+        files = 0
+        for folder in (str(self._workdir), "/tmp"):
+            try:
+                usage = os.statvfs(f"{root}{folder}")
+            except OSError:
+                continue
+            used = (usage.f_blocks - usage.f_bfree) * usage.f_frsize
+            files += usage.f_files - usage.f_ffree
+            if used >= self.work_bytes - MiB:
+                where = "its work folder" if folder != "/tmp" else "/tmp"
+                return f"the notebook filled {where} ({used >> 20} MB of {self.work_bytes >> 20} MB)"
+        if files > self.work_files:
+            return f"the notebook created {files} files (at most {self.work_files})"
+        return None
+
+    def _sandbox_root(self) -> str | None:
+        """``/proc/<pid>/root`` of the kernel inside the sandbox (its mount namespace), or None."""
+        import psutil
+
+        process = getattr(self.provisioner, "process", None) if self.provisioner else None
+        try:
+            inside = psutil.Process(process.pid).children(recursive=True) if process else []
+        except psutil.NoSuchProcess:
+            return None
+        return f"/proc/{inside[-1].pid}/root" if inside else None
 
     def note_breaches(self) -> None:
         """Note the limits this kernel hit (once)."""
