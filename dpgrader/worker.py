@@ -23,6 +23,7 @@ from pathlib import Path
 
 import nbformat
 
+from dpgrader.intake import copy_for_grading
 from dpgrader.outcomes import Status, take_notes
 
 MAX_NOTEBOOK_BYTES = 16 << 20  # as GuardedExecute.max_notebook_bytes: bigger files are refused unread
@@ -51,7 +52,7 @@ def prepare(task: dict) -> list[str]:
     shutil.copytree(course / "source" / assignment, scratch / "source" / assignment)
     shutil.copy2(task["template_db"], scratch / "gradebook.db")
     target = scratch / "submitted" / student / assignment
-    shutil.copytree(Path(task["submission"]), target, symlinks=False, ignore_dangling_symlinks=True)
+    copy_for_grading(Path(task["submission"]), target)  # regular notebooks only, no link followed
     problems = []
     for notebook in sorted(target.glob("*.ipynb")):
         if notebook.stat().st_size > MAX_NOTEBOOK_BYTES:
@@ -116,6 +117,8 @@ def grade(task: dict) -> dict:
                 result["messages"].append("no notebook was submitted")
             return result
         config, coursedir = _load(scratch)
+        if task.get("time_budget"):  # set by the class grader from the reference solution's run time
+            config.GuardedExecute.time_budget = float(task["time_budget"])
         coursedir.assignment_id, coursedir.student_id = assignment, student
         autograde = Autograde(coursedir=coursedir, config=config)
         autograde.force, autograde.create_student = True, True
