@@ -24,9 +24,11 @@ class Status(str, Enum):
 
     OK = "ok"
     TIMED_OUT = "timed_out"  # a cell ran past c.Execute.timeout and was interrupted
+    TIME_BUDGET = "time_budget"  # the notebook used up its wall-clock budget: the later cells were not run
     OUTPUT_LIMIT = "output_limit"  # a cell or the notebook printed too much: output truncated
     PROCESS_LIMIT = "process_limit"  # it tried to start more processes than allowed
     FILE_LIMIT = "file_limit"  # it tried to write a file larger than allowed
+    DISK_LIMIT = "disk_limit"  # it filled its work folder (bytes or files): the later cells were not run
     KERNEL_UNRESPONSIVE = "kernel_unresponsive"
     KERNEL_DIED = "kernel_died"
     MEMORY_LIMIT = "memory_limit"  # the kernel (or something it started) ran out of its memory
@@ -35,7 +37,7 @@ class Status(str, Enum):
     UNREADABLE = "unreadable"
     TOO_LARGE = "too_large"  # refused before running: notebook too big or too many cells
     REFUSED = "refused"  # refused before running: a symlink, or a student id that is not a plain name
-    ERROR = "error"  # not graded (nbgrader failed): grades unknown, flagged for a person
+    ERROR = "error"  # not graded (nbgrader, the guard or an import failed): grades unknown, flagged for a person
     KILLED = "killed"  # not graded (past the submission time limit): grades unknown
     # rows of grades.csv for which there is no grading outcome
     NOT_SUBMITTED = "not submitted"
@@ -68,6 +70,21 @@ def note(status: Status, message: str) -> None:
     _notes.append((Status(status), message))
 
 
+_measured: dict[str, float] = {}
+
+
+def measure(name: str, value: float) -> None:
+    """Add ``value`` to the measurement ``name`` of the notebook being graded now (e.g. its kernels' CPU seconds)."""
+    _measured[name] = _measured.get(name, 0.0) + float(value)
+
+
+def take_measurements() -> dict[str, float]:
+    """The measurements since the last call (and forget them)."""
+    taken = dict(_measured)
+    _measured.clear()
+    return taken
+
+
 def take_notes() -> list[tuple[Status, str]]:
     """The notes taken since the last call, oldest first (and forget them)."""
     taken = list(_notes)
@@ -91,6 +108,7 @@ class Outcome:
     seconds: float = 0.0
     flags: tuple[str, ...] = field(default=())
     sandboxed: bool = True
+    kernel_cpu: float | None = None  # CPU seconds of the sandboxed kernels (their cgroup), where measured
 
     def row(self) -> dict:
         row = asdict(self)
@@ -114,6 +132,7 @@ def read_outcomes(root: Path) -> dict[tuple[str, str], Outcome]:
                 max_score=float(row["max_score"]) if row["max_score"] else None,
                 seconds=float(row["seconds"] or 0), flags=tuple(f for f in row["flags"].split("; ") if f),
                 sandboxed=row.get("sandboxed", "True") == "True",
+                kernel_cpu=float(row["kernel_cpu"]) if row.get("kernel_cpu") else None,
             )
             outcomes[outcome.student, outcome.assignment] = outcome
     return outcomes

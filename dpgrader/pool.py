@@ -98,8 +98,11 @@ class _Worker:
 
 
 def run_tasks(tasks: list[dict], workers: int, log_dir: Path, submission_timeout: float, on_result, setup=None,
-              env: dict | None = None) -> None:
+              env: dict | None = None, first: list[dict] = (), on_first=None) -> None:
     """Run ``tasks`` on ``workers`` worker processes; call ``on_result(task, result)`` for each, in this process.
+
+    ``first`` tasks (the pre-flight) run before any of ``tasks`` is sent, their results go to
+    ``on_first(task, result)``; an exception it raises stops the run before ``tasks`` start.
 
     ``setup()``, if given, runs once the workers are starting (they take seconds to import
     nbgrader), before any task is sent. Every task carries a ``token``; a worker's answer
@@ -107,7 +110,8 @@ def run_tasks(tasks: list[dict], workers: int, log_dir: Path, submission_timeout
     task, or dies, is killed with its kernels and replaced; its task gets a ``killed`` /
     ``error`` result.
     """
-    pending = deque(tasks)
+    pending, pending_first = deque(tasks), deque(first)
+    first_running: set[str] = set()
     pool: list[_Worker] = []
     selector = selectors.DefaultSelector()
     startup_failures = 0
@@ -123,19 +127,33 @@ def run_tasks(tasks: list[dict], workers: int, log_dir: Path, submission_timeout
         worker.kill()
         task, worker.task, worker.deadline = worker.task, None, float("inf")
         if task is not None and result is not None:
-            on_result(task, result)
-        if pending:
+            report(task, result)
+        if pending or pending_first:
             index = pool.index(worker)
             pool[index] = spawn(index)
 
+    def report(task: dict, result: dict) -> None:
+        if task["token"] in first_running:
+            first_running.discard(task["token"])
+            on_first(task, result)
+        else:
+            on_result(task, result)
+
+    def next_task() -> dict | None:
+        if pending_first:
+            first_running.add(pending_first[0]["token"])
+            return pending_first.popleft()
+        return pending.popleft() if pending and not first_running else None
+
     try:
-        pool.extend(spawn(i) for i in range(max(1, min(workers, len(tasks)))))
+        pool.extend(spawn(i) for i in range(max(1, min(workers, len(tasks) + len(first)))))
         if setup is not None:
             setup()
-        while pending or any(w.task is not None for w in pool):
+        while pending or pending_first or any(w.task is not None for w in pool):
             for worker in pool:
-                if worker.ready and worker.task is None and pending:
-                    worker.send(pending.popleft(), submission_timeout)
+                task = next_task() if worker.ready and worker.task is None else None
+                if task is not None:
+                    worker.send(task, submission_timeout)
             wait = min([w.deadline for w in pool if w.task is not None], default=time.monotonic() + 5)
             for key, _ in selector.select(timeout=max(0.05, wait - time.monotonic())):
                 worker: _Worker = key.data
@@ -152,7 +170,7 @@ def run_tasks(tasks: list[dict], workers: int, log_dir: Path, submission_timeout
                         worker.ready = True
                     elif worker.task is not None and message.get("token") == worker.task["token"]:
                         task, worker.task, worker.deadline = worker.task, None, float("inf")
-                        on_result(task, message)
+                        report(task, message)
                     else:
                         worker.log.write(b"ignored a message for no task of this worker\n")
             now = time.monotonic()

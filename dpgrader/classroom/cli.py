@@ -1,17 +1,22 @@
 """Grade a whole class with one command, and know why every grade is what it is.
 
-The command line, ``python -m dpgrader.classroom grade|export|feedback`` (see the
+The command line, ``python -m dpgrader.classroom grade|export|feedback|mistakes`` (see the
 package :mod:`dpgrader.classroom`).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from dpgrader.classroom.export import export_grades, regenerate_feedback, summarize
 from dpgrader.classroom.grade import grade_class
-from dpgrader.outcomes import OUTCOMES_FILE
+from dpgrader.classroom.mistakes import summarize_mistakes
+from dpgrader.classroom.mistakes_page import write_mistakes
+from dpgrader.classroom.preflight import PreflightFailed
+from dpgrader.outcomes import OUTCOMES_FILE, UNGRADED
+from dpgrader.sandbox import KernelPackagesMissing, SandboxUnavailable
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,27 +30,61 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--no-feedback", action="store_true", help="skip feedback generation")
     grade.add_argument("--submission-timeout", type=float, default=1800.0, help="seconds per submission (default 1800)")
     grade.add_argument("--csv", type=Path, default=None, help="grades CSV (default: <course>/grades.csv)")
+    grade.add_argument("--time-budget-factor", type=float, default=10.0,
+                       help="each notebook's cells may run this many times as long as the reference solution's (default 10)")
     grade.add_argument("--no-sandbox", action="store_true",
                        help="grade without the bubblewrap sandbox (unsafe; marked sandboxed=False in grades.csv)")
     export = commands.add_parser("export", help="write grades.csv from the gradebook")
     export.add_argument("--csv", type=Path, default=None, help="grades CSV (default: <course>/grades.csv)")
     feedback = commands.add_parser("feedback", help="regenerate feedback for every autograded submission")
     feedback.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
+    mistakes = commands.add_parser("mistakes", help="what the class got wrong: a page and a CSV per graded assignment")
+    mistakes.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
+    mistakes.add_argument("--folder", type=Path, default=None, help="where to write them (default: <course>/mistakes)")
+    mistakes.add_argument("--no-names", action="store_true", help="leave out who failed each test (a page to share)")
     args = parser.parse_args(argv)
 
     if args.command == "grade":
-        grade_class(
-            args.course, args.assignment, args.student, workers=args.workers, feedback=not args.no_feedback,
-            submission_timeout=args.submission_timeout, csv_path=args.csv, sandboxed=not args.no_sandbox,
-        )
+        try:
+            outcomes = grade_class(
+                args.course, args.assignment, args.student, workers=args.workers, feedback=not args.no_feedback,
+                submission_timeout=args.submission_timeout, csv_path=args.csv, sandboxed=not args.no_sandbox,
+                time_budget_factor=args.time_budget_factor,
+            )
+        except (PreflightFailed, SandboxUnavailable, KernelPackagesMissing) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
         print(summarize(export_grades(args.course)))
-        print(f"\ngrades: {args.csv or args.course / 'grades.csv'}; outcomes: {args.course / OUTCOMES_FILE}")
+        grades = args.csv or args.course / "grades.csv"
+        print(f"\ngrades: {grades}; outcomes: {args.course / OUTCOMES_FILE}")
+        reported = report_mistakes(args.course, args.assignment, Path(grades).parent / "mistakes")
+        ungraded = [o for o in outcomes if o.status in UNGRADED]
+        if ungraded:  # fail closed: a submission the grader could not grade is not a quiet success
+            print(f"error: {len(ungraded)} submission(s) could not be graded (status error or killed): "
+                  f"see the messages above and autograded/grading_logs/", file=sys.stderr)
+            return 1
+        return reported
     elif args.command == "export":
         path = args.csv or args.course / "grades.csv"
         print(summarize(export_grades(args.course, path)))
         print(f"\ngrades: {path}")
+    elif args.command == "mistakes":
+        return report_mistakes(args.course, args.assignment, args.folder or args.course / "mistakes", not args.no_names)
     else:
         failed = [name for name, ok in regenerate_feedback(args.course, args.assignment).items() if not ok]
         print("feedback regenerated" + (f"; failed for {failed}" if failed else ""))
         return 1 if failed else 0
+    return 0
+
+
+def report_mistakes(root: Path, assignments: list[str] | None, folder: Path, names: bool = True) -> int:
+    """Write the mistakes page and CSV of each graded assignment (or of ``assignments``); print where, and the top 3."""
+    try:
+        written = write_mistakes(root, assignments, folder, names=names)
+    except Exception as error:  # the grades are written already: say why the report is missing, and fail
+        print(f"\nthe mistakes report could not be written: {error!r}", file=sys.stderr)
+        return 1
+    print()
+    print(summarize_mistakes([report for _, report in written.values()]))
+    print(f"mistakes: {folder}/<assignment>.html and .csv, for " + (", ".join(written) or "no graded assignment"))
     return 0

@@ -18,7 +18,9 @@ from pathlib import Path
 from dpgrader import sandbox
 from dpgrader.classroom.export import export_grades
 from dpgrader.classroom.merge import _record, _rmtree, merge
+from dpgrader.classroom.preflight import PreflightFailed, preflight_problem, preflight_task, time_budget
 from dpgrader.course import Course, assignments_in
+from dpgrader.intake import irregular_entry
 from dpgrader.outcomes import Outcome, Status, write_outcomes
 from dpgrader.pool import run_tasks
 # After grading, copies found across the class (dpgrader.similarity, see add_copy_flags).
@@ -35,8 +37,9 @@ def find_submissions(root: Path, assignments=None, students=None) -> tuple[list[
     """``(student, assignment)`` of every submission folder in ``root/submitted``, sorted, and the refused ones.
 
     Folders are listed, never globbed: a student id is a name, not a pattern. Refused (with
-    a :data:`~dpgrader.outcomes.Status.REFUSED` outcome, 0 points): a student or
-    submission folder that is a symlink, and a student id nbgrader would read as a pattern.
+    a :data:`~dpgrader.outcomes.Status.REFUSED` outcome, 0 points): a submission whose tree holds
+    anything but plain files and folders (:func:`~dpgrader.intake.irregular_entry`: a link
+    anywhere, a hard link, a device, a FIFO), and a student id nbgrader would read as a pattern.
     """
     root = Path(root)
     wanted = set(assignments) if assignments else set(assignments_in(root / "source"))
@@ -50,12 +53,12 @@ def find_submissions(root: Path, assignments=None, students=None) -> tuple[list[
             assignment = folder.name
             if assignment not in wanted:
                 continue
-            if student_dir.is_symlink() or folder.is_symlink():
+            if not (folder.is_dir() or folder.is_symlink()):
+                continue  # a stray file, not a submission
+            irregular = irregular_entry(folder) if not student_dir.is_symlink() else "the student folder is a symbolic link"
+            if irregular:
                 refused.append(Outcome(student, assignment, Status.REFUSED,
-                                       "the submission folder is a symlink: refused, it scores 0", 0.0))
-            elif folder.is_dir() and any(entry.is_symlink() for entry in folder.iterdir()):
-                refused.append(Outcome(student, assignment, Status.REFUSED,
-                                       "the submission holds a symlink: refused, it scores 0", 0.0))
+                                       f"{irregular}: a submission holds regular files only; refused, it scores 0", 0.0))
             elif PATTERN_CHARACTERS.search(student):
                 refused.append(Outcome(student, assignment, Status.REFUSED,
                                        "the student id has characters nbgrader reads as a pattern (*?[]): refused, "
@@ -96,6 +99,7 @@ def grade_class(
     progress: bool = True,
     csv_path: Path | None = None,
     sandboxed: bool = True,
+    time_budget_factor: float = 10.0,
 ) -> list[Outcome]:
     """Autograde every submission of ``root`` (a course folder) in parallel; return one outcome per submission.
 
@@ -118,6 +122,17 @@ def grade_class(
         Run every kernel in :mod:`dpgrader.sandbox` (default). If bubblewrap cannot run,
         :class:`~dpgrader.sandbox.SandboxUnavailable` is raised before anything is
         graded; ``False`` grades unsandboxed (a warning; ``sandboxed=False`` in grades.csv).
+    time_budget_factor : float
+        Each submission's cells get this many times the reference solution's grading time
+        (at least :data:`~dpgrader.classroom.preflight.MIN_TIME_BUDGET` s); past it, the later
+        cells are not run (status ``time_budget``).
+
+    Raises
+    ------
+    PreflightFailed
+        If an assignment's reference solution, graded first in the same sandbox and pipeline,
+        does not earn full marks (:mod:`dpgrader.classroom.preflight`): nobody is graded, no
+        grade is written, and the message says which cell failed with which error.
     """
     from tqdm.auto import tqdm
 
@@ -148,6 +163,13 @@ def grade_class(
     ]
     # Longest first (bigger notebooks run longer), so no worker is left with a long tail alone.
     tasks.sort(key=lambda task: -sum(p.stat().st_size for p in Path(task["submission"]).glob("*.ipynb")))
+    # The pre-flight: each assignment's reference solution first, graded like a submission.
+    first = [
+        preflight_task({**task, "scratch": str(Path(tempfile.mkdtemp(prefix="task-", dir=scratch_base)) / "course"),
+                        "token": secrets.token_hex(16)},
+                       Path(tempfile.mkdtemp(prefix="reference-", dir=scratch_base)) / task["assignment"])
+        for task in {task["assignment"]: task for task in tasks}.values()
+    ]
     bar = tqdm(total=len(tasks), desc=f"grading on {min(workers, len(tasks) or 1)} workers", unit="submission",
                disable=not progress)
     opened: list = []
@@ -159,9 +181,19 @@ def grade_class(
         ensure_assignments(course, sorted({a for _, a in submissions} | {o.assignment for o in refused}))
         shutil.copy2(root / "gradebook.db", template)
         opened.append(Gradebook(f"sqlite:///{root / 'gradebook.db'}"))
-        for outcome in refused:  # 0 points, recorded like any other outcome
-            merge(opened[0], {"student": outcome.student, "assignment": outcome.assignment, "status": outcome.status})
-            outcomes.append(outcome)
+
+    def on_preflight(task: dict, result: dict) -> None:
+        problem = preflight_problem(root, task, result)
+        _rmtree(Path(task["scratch"]).parent)
+        if problem:
+            log = Path(root) / "autograded" / "grading_logs" / f"preflight-{task['assignment']}.log"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.write_text(problem + "\n\n" + str(result.get("log", "")))
+            raise PreflightFailed(f"grading stopped before any grade was written: {problem} (log: {log})")
+        budget = time_budget(float(result.get("seconds", 0.0)), time_budget_factor)
+        for student_task in tasks:
+            if student_task["assignment"] == task["assignment"]:
+                student_task["time_budget"] = budget
 
     def on_result(task: dict, result: dict) -> None:
         student, assignment = task["student"], task["assignment"]
@@ -180,15 +212,19 @@ def grade_class(
 
     try:
         if tasks:
-            run_tasks(tasks, workers, scratch_base, submission_timeout, on_result, setup, env=worker_env)
+            run_tasks(tasks, workers, scratch_base, submission_timeout, on_result, setup, env=worker_env,
+                      first=first, on_first=on_preflight)
         elif refused:
             setup()
-        bar.close()
+        for outcome in refused:  # 0 points, recorded like any other outcome (after the pre-flight passed)
+            merge(opened[0], {"student": outcome.student, "assignment": outcome.assignment, "status": outcome.status})
+            outcomes.append(outcome)
         logs = root / "autograded" / "grading_logs"
         logs.mkdir(parents=True, exist_ok=True)
         for log in scratch_base.glob("worker-*.log"):
             shutil.copy2(log, logs / log.name)
     finally:
+        bar.close()
         for gradebook in opened:
             gradebook.close()
         _rmtree(scratch_base)

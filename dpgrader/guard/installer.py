@@ -70,7 +70,7 @@ def _after_cell(result=None) -> None:
         _kernel_guard.restore(between_cells=True)
 
 
-def install(import_lines: list[str] = (), keep_out: list[str] = (), shell=None) -> Snapshot:
+def install(import_lines: list[str] = (), keep_out: list[str] = (), preload: list[str] = (), shell=None) -> Snapshot:
     """Take the snapshot and register the guard's hooks (call before any student code runs).
 
     Parameters
@@ -81,6 +81,9 @@ def install(import_lines: list[str] = (), keep_out: list[str] = (), shell=None) 
     keep_out : list of str
         Names never re-bound: those the reference solution defines (an exercise may
         share its name with a dplib function a read-only cell imports).
+    preload : list of str
+        Modules to import (and so snapshot) besides :data:`PRELOADED`. One that cannot be
+        imported makes the install fail: the grader then grades nothing of the notebook.
     shell : InteractiveShell, optional
         The running IPython shell (default: the current one).
     """
@@ -89,7 +92,7 @@ def install(import_lines: list[str] = (), keep_out: list[str] = (), shell=None) 
         from IPython import get_ipython
 
         shell = get_ipython()
-    for name in PRELOADED:
+    for name in (*PRELOADED, *preload):
         importlib.import_module(name)
     testing = sys.modules["dplib.testing"]
     for name in ("disabled", "quiet"):
@@ -113,9 +116,9 @@ def install(import_lines: list[str] = (), keep_out: list[str] = (), shell=None) 
     return _snapshot
 
 
-def setup_code(import_lines: list[str], keep_out: list[str] = ()) -> str:
+def setup_code(import_lines: list[str], keep_out: list[str] = (), preload: list[str] = ()) -> str:
     """The code the autograder runs (silently) in a fresh kernel to install the guard."""
     return (
-        f"__import__('dpgrader.guard').guard.install({list(import_lines)!r}, {sorted(keep_out)!r})"
+        f"__import__('dpgrader.guard').guard.install({list(import_lines)!r}, {sorted(keep_out)!r}, {list(preload)!r})"
     )
 

@@ -6,11 +6,13 @@ survived); :class:`AllOrNothingTests` runs before ``SaveAutoGrades``.
 
 from __future__ import annotations
 
+import time
+
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import writes as nbformat_writes
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
-from traitlets import Bool, Dict, Int
+from traitlets import Bool, Dict, Float, Int, List, Unicode
 
 from dpgrader import guard
 from dpgrader.outcomes import Status, note
@@ -29,13 +31,23 @@ class GuardedExecute(Execute):
     - Before the first cell, :mod:`dpgrader.guard` is installed in the kernel
       (silently), so every cell starts from untouched builtins, numpy, pandas, dplib, ...
       and the names the read-only cells import.
+    - If the guard cannot be installed (the kernel cannot import what the course needs), the
+      notebook fails closed: its outcome is ``error`` (grades unknown, never 0 with ``ok``), no
+      cell runs, and the log keeps the traceback.
     - If the kernel dies (``os._exit``, ``exit()``, a crash, memory) or stops answering
       after a timeout, the cells that already ran keep their results; the failing cell
       and every later code cell get an error output saying why, so their tests score 0
       and the notebook is still graded.
+    - The notebook's cells share a wall-clock budget (:attr:`time_budget`, set per assignment by the
+      class grader from the reference's run time): a cell's limit is the smaller of ``c.Execute.timeout``
+      and what is left; past it the later cells are not run (status ``time_budget``).
+    - After every cell, a kernel that filled its work folder (the sandbox's size-limited tmpfs:
+      bytes or files) stops the notebook (status ``disk_limit``).
     """
 
     guard = Bool(True, help="Install dpgrader.guard in the kernel before the first cell.").tag(config=True)
+    preload = List(Unicode(), help="Modules the guard also imports and snapshots before any student code runs "
+                                   "(besides numpy, pandas, scipy.stats, dplib, ...).").tag(config=True)
 
     error_on_timeout = Dict(
         default_value={
@@ -50,12 +62,17 @@ class GuardedExecute(Execute):
     max_notebook_bytes = Int(16 << 20, help="Notebooks larger than this are refused before anything runs.").tag(config=True)
     max_output_bytes_per_cell = Int(2 << 20, help="Output kept per cell; the rest is dropped.").tag(config=True)
     max_output_bytes = Int(16 << 20, help="Output kept per notebook; the rest is dropped.").tag(config=True)
+    time_budget = Float(
+        900.0, help="Wall-clock seconds for all the cells of one notebook; the cells after it are not run. "
+                    "The class grader sets it from the reference solution's run time (--time-budget-factor).",
+    ).tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: dict | None = None, km=None):
         self._guard_code = self._guard_setup(resources) if self.guard else None
         self._stopped = None
         self._output_bytes, self._cell_bytes, self._truncated = 0, {}, set()
         self._notebook = ((resources or {}).get("nbgrader") or {}).get("notebook", "notebook")
+        self._deadline = None  # set when the first cell runs (the kernel is up, the guard installed)
         size = len(nbformat_writes(nb))
         if len(nb.cells) > self.max_cells or size > self.max_notebook_bytes:
             what = (f"{len(nb.cells)} cells (at most {self.max_cells})" if len(nb.cells) > self.max_cells
@@ -84,14 +101,17 @@ class GuardedExecute(Execute):
         self._output_bytes += size
         return super().output(outs, msg, display_id, cell_index)
 
+    _by_budget = False  # the running cell's time limit is what is left of the notebook's budget
+
     async def _async_handle_timeout(self, timeout, cell=None):
         name = (cell.metadata.get("nbgrader", {}).get("grade_id") if cell is not None else None) or "a cell"
-        note(Status.TIMED_OUT, f"{self._notebook}: {name} timed out after {timeout} s and was interrupted")
+        if not self._by_budget:  # else the budget's own note follows
+            note(Status.TIMED_OUT, f"{self._notebook}: {name} timed out after {timeout} s and was interrupted")
         return await super()._async_handle_timeout(timeout, cell)
 
     def _guard_setup(self, resources: dict | None) -> str | None:
         if not resources or "nbgrader" not in resources:
-            return guard.setup_code([])
+            return guard.setup_code([], preload=self.preload)
         source = _SourceNotebook(resources)
         imports, keep_out = [], set()
         for cell in source.cells:
@@ -101,7 +121,7 @@ class GuardedExecute(Execute):
                 imports += _import_lines(cell["source"])
             elif cell["name"] in source.solutions:
                 keep_out |= _bound_names(cell["source"])
-        return guard.setup_code(imports, sorted(keep_out))
+        return guard.setup_code(imports, sorted(keep_out), self.preload)
 
     def _run_silently(self, code: str) -> None:
         msg_id = self.kc.execute(code, silent=True, store_history=False, allow_stdin=False)
@@ -111,9 +131,15 @@ class GuardedExecute(Execute):
         finally:
             self.timeout = cell_limit
         if reply is None or reply["content"]["status"] != "ok":
+            # Fail closed: unguarded tests can be fooled, and a guard that cannot import the course's
+            # packages means no test can run either. Nothing of this notebook is graded.
             content = reply["content"] if reply else {}
-            self.log.error("Could not install the grading guard: %s: %s", content.get("ename"), content.get("evalue"))
-            note(Status.OK, "the grading guard could not be installed: tests ran unguarded (see the log)")
+            error = f"{content.get('ename', 'no reply')}: {content.get('evalue', '')}".strip()
+            self.log.error("Could not install the grading guard: %s\n%s", error,
+                           "\n".join(content.get("traceback") or []))
+            note(Status.ERROR, f"{self._notebook}: the grading guard could not be installed ({error[:300]}): "
+                               "not graded, see the log")
+            self._stopped = f"not run: the grading guard could not be installed ({error[:300]})"
 
     def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int):
         if self._guard_code is not None:
@@ -124,16 +150,38 @@ class GuardedExecute(Execute):
         if self._stopped:
             cell.outputs = [_error("CellNotRun", self._stopped)]
             return cell, resources
+        if self._deadline is None:  # the clock starts with the first cell (kernel up, guard installed)
+            self._deadline = time.monotonic() + self.time_budget
+        remaining = self._deadline - time.monotonic()
+        if remaining <= 0:
+            self._stop_for_budget(cell, index)
+            return cell, resources
+        cell_limit = self.timeout
+        self._by_budget = not cell_limit or remaining < cell_limit
+        self.timeout = max(1, int(remaining)) if self._by_budget else cell_limit
         try:
-            return super().preprocess_cell(cell, resources, index)
+            cell, resources = super().preprocess_cell(cell, resources, index)
         except DeadKernelError:
-            what = (
-                "the kernel died while running this cell (os._exit, exit(), a crash or running out of memory)"
-            )
-            ename, status = "DeadKernelError", Status.KERNEL_DIED
+            self._stop_for_dead_kernel(cell, index, Status.KERNEL_DIED)
+            return cell, resources
         except CellTimeoutError:
+            self._stop_for_dead_kernel(cell, index, Status.KERNEL_UNRESPONSIVE)
+            return cell, resources
+        finally:
+            self.timeout, by_budget, self._by_budget = cell_limit, self._by_budget, False
+        if by_budget and self._deadline - time.monotonic() <= 0:
+            self._stop_for_budget(cell, index)
+        self._check_work_folder(cell, index)
+        return cell, resources
+
+    def _stop_for_dead_kernel(self, cell: NotebookNode, index: int, status: Status) -> None:
+        """The kernel died or stopped answering: this cell keeps an error saying why, the later ones are not run."""
+        if status == Status.KERNEL_DIED:
+            what = "the kernel died while running this cell (os._exit, exit(), a crash or running out of memory)"
+            ename = "DeadKernelError"
+        else:
             what = "the kernel stopped responding after this cell timed out, even to an interrupt"
-            ename, status = "UnresponsiveKernelError", Status.KERNEL_UNRESPONSIVE
+            ename = "UnresponsiveKernelError"
         name = cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index}"
         said = (f"the kernel died in {name}" if status == Status.KERNEL_DIED
                 else f"the kernel stopped responding after {name} timed out")
@@ -141,7 +189,23 @@ class GuardedExecute(Execute):
         self.log.error("Cell %d: %s; the later cells are not run", index, what)
         self._stopped = f"not run: {what.replace('this cell', f'cell {index}')}"
         cell.outputs = list(cell.get("outputs", [])) + [_error(ename, what + "; the cells after it were not run")]
-        return cell, resources
+
+    def _stop_for_budget(self, cell: NotebookNode, index: int) -> None:
+        """The notebook used up :attr:`time_budget`: this cell (if it was cut short) and every later one score 0."""
+        name = cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index}"
+        what = f"the notebook used up its time budget of {self.time_budget:.0f} s"
+        note(Status.TIME_BUDGET, f"{self._notebook}: {what} at {name}; later cells were not run")
+        self._stopped = f"not run: {what}"
+        cell.outputs = list(cell.get("outputs", [])) + [_error("TimeBudgetExceeded", what)]
+
+    def _check_work_folder(self, cell: NotebookNode, index: int) -> None:
+        """Stop the notebook if the kernel filled its work folder (the kernel manager's ``work_folder_breach``)."""
+        breach = getattr(self.km, "work_folder_breach", None)
+        problem = breach() if breach is not None else None
+        if problem:
+            name = cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index}"
+            note(Status.DISK_LIMIT, f"{self._notebook}: {problem} in {name}; later cells were not run")
+            self._stopped = f"not run: {problem}"
 
 
 class AllOrNothingTests(NbGraderPreprocessor):

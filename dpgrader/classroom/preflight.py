@@ -1,0 +1,85 @@
+"""The pre-flight check: before anyone is graded, each assignment's reference solution is.
+
+A broken environment (a kernel that cannot import the course's packages, a library missing, a
+guard that cannot be installed, limits too tight for the course) fails every test of every
+student alike, and each of them would get 0 with nothing to say it is not their fault. So the
+class grader first grades each assignment's source notebook, the reference solution, as a
+submission, in the same sandbox and pipeline. Unless it earns every autograded point with an
+``ok`` outcome, grading stops before any grade is written (:class:`PreflightFailed`), with one
+line an instructor can act on: which cell, which error. Its run time also sets the wall-clock
+budget of every submission of that assignment (:func:`time_budget`).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nbformat
+
+from dpgrader.outcomes import Status
+
+PREFLIGHT_STUDENT = "reference-preflight"
+MIN_TIME_BUDGET = 30.0  # seconds: a floor for small notebooks, whose run time is mostly start-up
+
+
+class PreflightFailed(RuntimeError):
+    """The reference solution of an assignment did not earn full marks: nobody is graded."""
+
+
+def preflight_task(task: dict, submission: Path) -> dict:
+    """A grading task for the reference solution of ``task``'s assignment (a copy of its source notebooks)."""
+    source = Path(task["course"]) / "source" / task["assignment"]
+    submission.mkdir(parents=True)
+    for notebook in sorted(source.glob("*.ipynb")):
+        shutil.copy2(notebook, submission / notebook.name)
+    return {**task, "student": PREFLIGHT_STUDENT, "submission": str(submission), "feedback": False,
+            "preflight": True}
+
+
+def autograded_points(notebook: Path) -> dict[str, float]:
+    """``{grade_id: points}`` of the autograded test cells of a source notebook."""
+    cells = nbformat.read(str(notebook), as_version=4).cells
+    return {
+        meta["grade_id"]: float(meta.get("points", 0))
+        for meta in (c.metadata.get("nbgrader", {}) for c in cells if c.cell_type == "code")
+        if meta.get("grade")
+    }
+
+
+def _first_error(autograded: Path | None) -> str:
+    """``"<cell>: <Error>: <message>"`` of the first code cell with an error in the graded notebooks, or ``""``."""
+    for notebook in sorted(autograded.glob("*.ipynb")) if autograded and autograded.is_dir() else []:
+        for index, cell in enumerate(nbformat.read(str(notebook), as_version=4).cells):
+            for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+                if output.get("output_type") == "error":
+                    name = cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index}"
+                    evalue = " ".join(str(output.get("evalue", "")).split())[:240]
+                    return f"{notebook.name}, {name}: {output.get('ename')}: {evalue}"
+    return ""
+
+
+def preflight_problem(course: Path, task: dict, result: dict) -> str | None:
+    """Why the reference solution's grading ``result`` shows a broken grader, in one line; None if it earned full marks."""
+    assignment = task["assignment"]
+    status = Status(result.get("status", Status.ERROR))
+    where = _first_error(Path(result["autograded"]) if result.get("autograded") else None)
+    if status != Status.OK:
+        said = "; ".join(result.get("messages") or []) or "no message"
+        return (f"{assignment}: grading the reference solution ended with status {status} ({said[:400]})"
+                + (f"; first error in {where}" if where else ""))
+    earned = full = 0.0
+    for notebook in sorted((Path(course) / "source" / assignment).glob("*.ipynb")):
+        points = autograded_points(notebook)
+        scores = (result.get("grades") or {}).get(notebook.stem, {})
+        full += sum(points.values())
+        earned += sum(float((scores.get(grade_id) or [0.0])[0] or 0.0) for grade_id in points)
+    if earned < full:
+        return (f"{assignment}: the reference solution scores {earned:g}/{full:g} in the grading sandbox"
+                + (f"; first error in {where}" if where else ""))
+    return None
+
+
+def time_budget(reference_seconds: float, factor: float) -> float:
+    """Wall-clock seconds for one submission's cells: ``factor`` times the reference's grading time, at least :data:`MIN_TIME_BUDGET`."""
+    return max(MIN_TIME_BUDGET, factor * float(reference_seconds))
