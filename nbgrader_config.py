@@ -80,7 +80,7 @@ c.NamedFeedbackExporter.extra_template_basedirs = FEEDBACK_TEMPLATE_DIRS
 # Feedback shows each test's points and failure message, never the code of a hidden test
 # (nbgrader's own feedback shows it: nbgrader#917, #1363).
 c.GenerateFeedback.preprocessors = [
-    "nbgrader.preprocessors.GetGrades",
+    "dpgrader.preprocessors.GetGradesWithPending",  # GetGrades; a written answer awaiting a grader shows as pending
     "dpgrader.preprocessors.HideReviewNotes",  # copy and tampering flags stay in formgrader
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     "dpgrader.preprocessors.HideHiddenTests",

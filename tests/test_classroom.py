@@ -108,6 +108,10 @@ def test_grades_csv_has_one_right_row_per_student_and_assignment(graded):
         assert float(row["score"]) == sum(expected.values()), row
         assert float(row["max_score"]) == 14.0  # 12 autograded + 2 for the written answer
         assert row["status"] == status
+        if status == "ok":  # a written answer awaits a grader: pending, not 0 (one left untouched scores 0)
+            pending = 2.0 if expected == FULL else 0.0
+            assert float(row["points_pending"]) == pending, row
+            assert float(row["percent_of_graded"]) == round(100 * sum(expected.values()) / (14.0 - pending), 1), row
     assert by_key["dee", RETAKE]["status"] == "not submitted" and float(by_key["dee", RETAKE]["score"]) == 0
     assert "not a readable notebook" in by_key["dee", FIRST]["message"]
 

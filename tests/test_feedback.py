@@ -114,6 +114,24 @@ def test_feedback_lists_every_test_with_its_points(feedback):
     assert re.search(r'href="#test_reidentify">Tests of [^<]+</a> \(Score: 3.0 / 3.0\)', pages["reference"])
 
 
+@pytest.mark.pipeline
+def test_a_written_answer_awaiting_a_grader_is_pending_not_zero(feedback):
+    course, pages = feedback
+    page = pages["reference"]
+    assert re.search(r'href="#written_epsilon_zero">Written answer: [^<]+</a> \(Score: pending \(awaiting a grader\) / 2.0\)', page)
+    assert "Score: 0.0 / 2.0" not in page
+    assert re.search(r"\(Score: [\d.]+ / [\d.]+; 2.0 of them awaiting a grader\)</h4>", page)
+    # once a person grades it, it shows the score
+    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
+        grade = gradebook.find_grade("written_epsilon_zero", SOURCE.stem, ASSIGNMENT, "reference")
+        grade.manual_score = 1.5
+        gradebook.db.commit()
+    course.nbgrader("generate_feedback", ASSIGNMENT, "--force", "--student", "reference")
+    regraded = (course.root / "feedback" / "reference" / ASSIGNMENT / f"{SOURCE.stem}.html").read_text()
+    assert re.search(r'href="#written_epsilon_zero">Written answer: [^<]+</a> \(Score: 1.5 / 2.0\)', regraded)
+    assert "awaiting a grader" not in regraded
+
+
 def test_only_the_review_notes_leave_a_comment():
     from dpgrader.preprocessors.feedback import without_review_notes
     from dpgrader.review import REVIEW_HEADING

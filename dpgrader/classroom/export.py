@@ -10,13 +10,19 @@ from dpgrader.course import Course
 from dpgrader.outcomes import Status, read_outcomes
 
 GRADE_FIELDS = [
-    "student_id", "first_name", "last_name", "assignment", "score", "max_score", "percent",
-    "needs_manual_grade", "status", "message", "flags", "sandboxed",
+    "student_id", "first_name", "last_name", "assignment", "score", "max_score", "points_pending",
+    "percent_of_graded", "needs_manual_grade", "status", "message", "flags", "sandboxed",
 ]
 
 
 def export_grades(root: Path, path: Path | None = None) -> list[dict]:
-    """One row per student and assignment of the gradebook, with the grading outcome; written as CSV if ``path``."""
+    """One row per student and assignment of the gradebook, with the grading outcome; written as CSV if ``path``.
+
+    ``points_pending`` are the points of cells awaiting a person (written answers not graded
+    yet; every cell of a submission the grader could not grade). ``percent_of_graded`` is the
+    score over the points graded so far (``max_score - points_pending``), empty while nothing
+    is graded: a pending answer is never counted as 0.
+    """
     from nbgrader.api import Gradebook, MissingEntry
 
     root = Path(root)
@@ -27,20 +33,25 @@ def export_grades(root: Path, path: Path | None = None) -> list[dict]:
         for assignment in assignments:
             for student in sorted(gradebook.students, key=lambda s: s.id):
                 outcome = outcomes.get((student.id, assignment.name))
+                pending = 0.0
                 try:
                     submission = gradebook.find_submission(assignment.name, student.id)
                 except MissingEntry:
                     score, needs, status, message = 0.0, False, Status.NOT_SUBMITTED, ""
                 else:
+                    pending = sum(float(grade.max_score) for notebook in submission.notebooks for grade in notebook.grades
+                                  if grade.needs_manual_grade and grade.manual_score is None)
                     score = submission.score - (submission.late_submission_penalty or 0.0)
                     needs = bool(submission.needs_manual_grade)
                     status = outcome.status if outcome else Status.GRADED_BY_NBGRADER
                     message = outcome.message if outcome else ""
                 maximum = float(assignment.max_score)
+                graded = maximum - pending
                 rows.append({
                     "student_id": student.id, "first_name": student.first_name or "", "last_name": student.last_name or "",
                     "assignment": assignment.name, "score": round(float(score), 2), "max_score": maximum,
-                    "percent": round(100 * float(score) / maximum, 1) if maximum else 0.0,
+                    "points_pending": round(pending, 2),
+                    "percent_of_graded": round(100 * float(score) / graded, 1) if graded > 0 else "",
                     "needs_manual_grade": needs, "status": Status(status).value, "message": message,
                     "flags": "; ".join(outcome.flags) if outcome else "",
                     "sandboxed": outcome.sandboxed if outcome else "",
@@ -61,13 +72,13 @@ def regenerate_feedback(root: Path, assignments: list[str] | None = None) -> dic
 
 
 def summarize(rows: list[dict]) -> str:
-    """A plain-text table: per assignment, submissions, mean and median percent, and outcomes."""
-    lines = [f"{'assignment':<26}{'students':>9}{'mean %':>8}{'median %':>10}  outcomes"]
+    """A plain-text table: per assignment, submissions, mean and median percent of the graded points, and outcomes."""
+    lines = [f"{'assignment':<26}{'students':>9}{'mean %':>8}{'median %':>10}  outcomes   (% of the points graded so far)"]
     by_assignment: dict[str, list[dict]] = {}
     for row in rows:
         by_assignment.setdefault(row["assignment"], []).append(row)
     for assignment, group in sorted(by_assignment.items()):
-        percents = [float(r["percent"]) for r in group]
+        percents = [float(r["percent_of_graded"]) for r in group if r["percent_of_graded"] != ""] or [0.0]
         counts: dict[str, int] = {}
         for row in group:
             counts[row["status"]] = counts.get(row["status"], 0) + 1

@@ -65,11 +65,21 @@ def merge(gradebook, result: dict) -> tuple[float, float]:
     return float(submission.score - (submission.late_submission_penalty or 0.0)), float(submission.max_score)
 
 
+def _write_log(root: Path, student: str, assignment: str, text: str) -> Path:
+    """Keep the grading log of one submission in ``autograded/grading_logs/<assignment>/<student>.log``."""
+    path = Path(root) / "autograded" / "grading_logs" / assignment / f"{student}.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
 def _record(root: Path, gradebook, task: dict, result: dict, feedback: bool) -> Outcome:
     """Merge one result into the course: gradebook, autograded/ and feedback/ folders; return its outcome."""
     student, assignment = task["student"], task["assignment"]
     status = Status(result.get("status", Status.ERROR))
     score, maximum = merge(gradebook, {**result, "status": status})
+    if status != Status.OK and result.get("log"):  # why, for the instructor: nbgrader's log with any traceback
+        _write_log(root, student, assignment, result["log"])
     # Back into the course: the graded notebooks and the submission's own files, nothing the kernel made.
     submitted = {p.name for p in Path(task["submission"]).iterdir()}
     _copy_back(result.get("autograded"), root / "autograded" / student / assignment,
@@ -88,4 +98,5 @@ def _record(root: Path, gradebook, task: dict, result: dict, feedback: bool) -> 
         student, assignment, status, " | ".join(result.get("messages", [])),
         None if status in UNGRADED else score, maximum,
         round(float(result.get("seconds", 0.0)), 2), tuple(dict.fromkeys(flags)), task["sandboxed"],
+        round(float(result["kernel_cpu"]), 3) if result.get("kernel_cpu") is not None else None,
     )

@@ -36,6 +36,7 @@ in :mod:`.cells`); this package re-exports them under the dotted names
 from dpgrader.preprocessors.execute import AllOrNothingTests, GuardedExecute
 from dpgrader.preprocessors.feedback import (  # noqa: F401 (tests and nbgrader_config.py use them)
     FEEDBACK_TEMPLATE_DIRS,
+    GetGradesWithPending,
     MIN_SECRET_LENGTH,
     SECRET_REGIONS,
     HideHiddenTests,
@@ -46,4 +47,5 @@ from dpgrader.preprocessors.feedback import (  # noqa: F401 (tests and nbgrader_
 )
 from dpgrader.preprocessors.sanitize import RestoreCells, SanitizeMetadata
 
-__all__ = ["SanitizeMetadata", "RestoreCells", "GuardedExecute", "AllOrNothingTests", "HideHiddenTests", "HideReviewNotes"]
+__all__ = ["SanitizeMetadata", "RestoreCells", "GuardedExecute", "AllOrNothingTests", "HideHiddenTests", "HideReviewNotes",
+           "GetGradesWithPending"]

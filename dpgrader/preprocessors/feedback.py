@@ -15,7 +15,7 @@ from nbconvert.exporters import HTMLExporter
 from nbformat import read as nbformat_read
 from nbformat.notebooknode import NotebookNode
 from nbgrader import utils
-from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
+from nbgrader.preprocessors import ClearHiddenTests, GetGrades, NbGraderPreprocessor
 from traitlets import Unicode, default
 
 from dpgrader.preprocessors.cells import _SourceNotebook, _error, _is_test_cell
@@ -45,6 +45,28 @@ class NamedFeedbackExporter(HTMLExporter):
     @default("extra_template_basedirs")
     def _extra_template_basedirs_default(self):
         return list(FEEDBACK_TEMPLATE_DIRS)
+
+
+class GetGradesWithPending(GetGrades):
+    """nbgrader's ``GetGrades``, and which grades still await a person (shown as pending, never as 0).
+
+    A cell is pending when it needs a manual grade and has none (a written answer, or every
+    cell of a submission the grader could not grade); its ``metadata.nbgrader.pending`` is set
+    and ``resources["nbgrader"]["pending_points"]`` sums the points of the notebook's pending cells.
+    """
+
+    def preprocess(self, nb, resources):
+        resources.setdefault("nbgrader", {})["pending_points"] = 0.0
+        return super().preprocess(nb, resources)
+
+    def _get_score(self, cell, resources):
+        super()._get_score(cell, resources)
+        grade = self.gradebook.find_grade(
+            cell.metadata["nbgrader"]["grade_id"], self.notebook_id, self.assignment_id, self.student_id)
+        pending = bool(grade.needs_manual_grade) and grade.manual_score is None
+        cell.metadata.nbgrader["pending"] = pending
+        if pending:
+            resources["nbgrader"]["pending_points"] += float(grade.max_score)
 
 
 SECRET_REGIONS = (("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"), ("BEGIN SOLUTION", "END SOLUTION"),
