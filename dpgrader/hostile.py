@@ -43,6 +43,7 @@ class Attack:
     status: Status = Status.OK
     last: bool = False  # the cell goes at the end of the notebook (after the tests), not the top
     may_succeed: tuple[str, ...] = ()  # steps allowed to work inside the sandbox (their effect must not last)
+    copies: int = 1  # the cell is handed in this many times in a row
 
     def code(self, course: str | None = None, home: str | None = None, site: str | None = None,
              dplib: str | None = None) -> str:
@@ -109,7 +110,7 @@ def forge():
         raise PermissionError("no pipe of the grader in sight")
 _try("forge a worker result", forge)
 _try("see the grader's processes", lambda: [1 for p in glob.glob("/proc/[0-9]*/cmdline")
-                                              if b"dpgrader" in open(p, "rb").read()][0])
+                                              if b"dpgrader.worker" in open(p, "rb").read()][0])
 '''),
     Attack("escape_scratch", "pre-create the next submissions' scratch folders; fill the disk outside", '''\
 def precreate():
@@ -150,13 +151,25 @@ def hog():
     hog_array = numpy.ones(3 * 2**30 // 8)
 _try("allocate 3 GiB", hog)
 ''', Status.MEMORY_LIMIT),
-    Attack("big_file", "write a 300 MB file", '''\
+    Attack("big_file", "write eleven 200 MB files in the work folder", '''\
 def big():
-    with open("planted-big.bin", "wb") as handle:
-        for _ in range(300):
-            handle.write(b"x" * 2**20)
-_try("write 300 MB", big)
-'''),
+    for n in range(11):
+        with open(f"planted-big-{n}.bin", "wb") as handle:
+            for _ in range(200):
+                handle.write(b"x" * 2**20)
+_try("write 11 x 200 MB", big)
+''', Status.DISK_LIMIT),
+    Attack("many_files", "create 20,000 files in the work folder", '''\
+def many():
+    os.makedirs("planted", exist_ok=True)
+    for n in range(20000):
+        open(f"planted/{n}.txt", "w").close()
+_try("create 20,000 files", many)
+''', Status.DISK_LIMIT, may_succeed=("create 20,000 files",)),  # in its own tmpfs; the notebook is stopped
+    Attack("slow_cells", "three cells that each sleep just under the per-cell timeout", '''\
+import time
+time.sleep(55)
+''', Status.TIME_BUDGET, copies=3),
     Attack("flood_output", "print 30 MB on one line", '''\
 print("x" * (30 * 2**20))
 ''', Status.OUTPUT_LIMIT),

@@ -38,7 +38,9 @@ from dpgrader.course import REPO_ROOT
 from dpgrader.hostile import ATTACKS, frame_quoting_solution
 from dpgrader.outcomes import Status
 from dpgrader.preprocessors import secret_lines
-from dpgrader.sandbox import DPLIB_DIR, bwrap_problem
+from dpgrader.sandbox import bwrap_problem, kernel_packages
+
+DPLIB_DIR = kernel_packages(sys.executable)["dplib"]
 
 pytestmark = [pytest.mark.xdist_group("grading_attacks"), pytest.mark.pipeline]
 
@@ -76,12 +78,13 @@ def _release(course: Course) -> nbformat.NotebookNode:
     return nbformat.read(str(course.root / "release" / ASSIGNMENT / SOURCE.name), as_version=4)
 
 
-def _with_cell(notebook, source: str, last: bool) -> nbformat.NotebookNode:
-    new = nbformat.v4.new_code_cell(source)
-    if last:
-        notebook.cells.append(new)
-    else:
-        notebook.cells.insert(2, new)  # after the title and the read-only imports
+def _with_cell(notebook, source: str, last: bool, copies: int = 1) -> nbformat.NotebookNode:
+    for _ in range(copies):
+        new = nbformat.v4.new_code_cell(source)
+        if last:
+            notebook.cells.append(new)
+        else:
+            notebook.cells.insert(2, new)  # after the title and the read-only imports
     return notebook
 
 
@@ -121,7 +124,7 @@ def attacked(tmp_path_factory):
         "frame_quoter": _frame_quoter(course),
     }
     for attack in ATTACKS:
-        students[f"attacker_{attack.name}"] = _with_cell(_release(course), attack.code(**targets), attack.last)
+        students[f"attacker_{attack.name}"] = _with_cell(_release(course), attack.code(**targets), attack.last, attack.copies)
     too_many = _release(course)
     too_many.cells += [nbformat.v4.new_code_cell("pass") for _ in range(1200)]
     students["too_many_cells"] = too_many
@@ -135,6 +138,26 @@ def attacked(tmp_path_factory):
         course.root / "source" / ASSIGNMENT / SOURCE.name)
     (course.root / "submitted" / "symlinked_folder").mkdir()
     (course.root / "submitted" / "symlinked_folder" / ASSIGNMENT).symlink_to(course.root / "submitted" / "ada" / ASSIGNMENT)
+    # links and special files anywhere in the tree, and a package beside the notebook that would shadow dplib
+    nested = course.root / "submitted" / "nested_symlink" / ASSIGNMENT
+    (nested / "data").mkdir(parents=True)
+    nbformat.write(_release(course), str(nested / SOURCE.name))
+    (nested / "data" / "environ").symlink_to("/proc/self/environ")
+    hardlinked = course.root / "submitted" / "hard_link" / ASSIGNMENT
+    hardlinked.mkdir(parents=True)
+    os.link(course.root / "source" / ASSIGNMENT / SOURCE.name, hardlinked / "answers.ipynb")
+    nbformat.write(_release(course), str(hardlinked / SOURCE.name))
+    fifo = course.root / "submitted" / "fifo" / ASSIGNMENT
+    fifo.mkdir(parents=True)
+    nbformat.write(_release(course), str(fifo / SOURCE.name))
+    os.mkfifo(fifo / "pipe")
+    shadow = course.root / "submitted" / "shadows_dplib" / ASSIGNMENT
+    (shadow / "dplib" / "testing").mkdir(parents=True)
+    nbformat.write(_release(course), str(shadow / SOURCE.name))
+    (shadow / "dplib" / "__init__.py").write_text("def __getattr__(name):\n    return lambda *a, **k: None\n")
+    (shadow / "dplib" / "testing" / "__init__.py").write_text(
+        "import contextlib\nquiet = disabled = substituted = lambda *a, **k: contextlib.nullcontext()\n"
+        "def __getattr__(name):\n    return lambda *a, **k: None\n")
     # a glob character: nbgrader would read x[1] as a pattern matching x1
     for student in ("x[1]", "x1"):
         folder = course.root / "submitted" / student / ASSIGNMENT
@@ -152,7 +175,8 @@ def attacked(tmp_path_factory):
     old_home = os.environ.get("HOME")
     os.environ["HOME"] = str(home)
     try:
-        outcomes = grade_class(course.root, workers=2, progress=False)
+        # the slow_cells attacker sleeps 55 s in each of three cells (under the 60 s cell limit): the budget stops her
+        outcomes = grade_class(course.root, workers=2, progress=False, time_budget_factor=3)
     finally:
         os.environ["HOME"] = old_home or ""
     after = {name: digest() for name, digest in protected.items()}
@@ -193,10 +217,32 @@ def test_channel_attacks_are_refused_clearly(attacked):
         outcome = outcomes[student, ASSIGNMENT]
         assert outcome.status in (Status.REFUSED, Status.MISSING), outcome
         assert _score(course, student) == 0.0
-    assert "symlink" in outcomes["symlinked_folder", ASSIGNMENT].message
+    assert "symbolic link" in outcomes["symlinked_folder", ASSIGNMENT].message
     assert "pattern" in outcomes["x[1]", ASSIGNMENT].message
     assert outcomes["too_many_cells", ASSIGNMENT].status == Status.TOO_LARGE
     assert _score(course, "too_many_cells") == 0.0
+
+
+def test_links_and_special_files_anywhere_are_refused_and_nothing_beside_the_notebook_is_imported(attacked):
+    course, outcomes, _, _ = attacked
+    for student, said in (("nested_symlink", "data/environ is a symbolic link"),
+                          ("hard_link", "answers.ipynb is a hard link"), ("fifo", "pipe is a FIFO")):
+        outcome = outcomes[student, ASSIGNMENT]
+        assert outcome.status == Status.REFUSED and said in outcome.message, outcome
+        assert _score(course, student) == 0.0
+        assert not (course.root / "feedback" / student).exists()
+    shadow = outcomes["shadows_dplib", ASSIGNMENT]  # her dplib/ never reached the kernel: graded as the release is
+    assert shadow.status == Status.OK and _score(course, "shadows_dplib") == 0.0, shadow
+    autograded = course.root / "autograded" / "shadows_dplib" / ASSIGNMENT
+    assert sorted(p.name for p in autograded.iterdir()) == [SOURCE.name]
+
+
+def test_a_notebook_that_fills_its_folder_or_outlasts_its_budget_is_stopped_with_its_own_status(attacked):
+    course, outcomes, _, _ = attacked
+    assert "filled its work folder" in outcomes["attacker_big_file", ASSIGNMENT].message
+    assert "created" in outcomes["attacker_many_files", ASSIGNMENT].message
+    slow = outcomes["attacker_slow_cells", ASSIGNMENT]
+    assert "time budget of" in slow.message and slow.seconds < 3 * 55, slow  # cut short, not three full cells
 
 
 def test_nothing_outside_the_scratch_copies_changed(attacked):
