@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 
 from dpgrader.intake import copy_for_grading
-from dpgrader.outcomes import Status, take_notes
+from dpgrader.outcomes import Status, take_measurements, take_notes
 
 MAX_NOTEBOOK_BYTES = 16 << 20  # as GuardedExecute.max_notebook_bytes: bigger files are refused unread
 
@@ -103,7 +103,7 @@ def grade(task: dict) -> dict:
     from nbgrader.utils import capture_log
 
     started = time.perf_counter()
-    take_notes()  # forget anything left from an earlier task
+    take_notes(), take_measurements()  # forget anything left from an earlier task
     scratch, assignment, student = Path(task["scratch"]), task["assignment"], task["student"]
     result = {"token": task.get("token"), "student": student, "assignment": assignment, "status": Status.OK,
               "messages": [], "log": ""}
@@ -150,6 +150,7 @@ def grade(task: dict) -> dict:
         result["log"] += traceback.format_exc()
     finally:
         result["seconds"] = time.perf_counter() - started
+        result["kernel_cpu"] = take_measurements().get("kernel_cpu")
     return result
 
 

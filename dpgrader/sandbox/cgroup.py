@@ -28,8 +28,10 @@ class KernelCgroup:
             "memory.max": memory_bytes, "memory.swap.max": 0,
         })
         self.pids = self._make("pids", {"pids.max": processes})
+        # CPU accounting only (no limit): what grading a notebook costs, kernels included (v1 cpuacct, v2 cpu)
+        self.cpu = self._make("cpuacct", {"cpuacct.usage": 0}) or self._make("cpu", {}, accounting=True)
 
-    def _make(self, controller: str, values: dict) -> Path | None:
+    def _make(self, controller: str, values: dict, accounting: bool = False) -> Path | None:
         for base in self._bases(controller):
             folder = base / self.name
             try:
@@ -42,7 +44,7 @@ class KernelCgroup:
                     if (folder / key).exists():
                         (folder / key).write_text(str(value))
                         written += 1
-                if written:
+                if written or (accounting and (folder / "cpu.stat").exists()):
                     return folder
             except OSError:
                 pass
@@ -73,9 +75,8 @@ class KernelCgroup:
 
     def enter(self) -> None:
         """Move the calling process into the cgroup (called in the child, before ``exec``)."""
-        for folder in (self.memory, self.pids):
-            if folder is not None:
-                (folder / "cgroup.procs").write_text(str(os.getpid()))
+        for folder in dict.fromkeys(f for f in (self.memory, self.pids, self.cpu) if f is not None):
+            (folder / "cgroup.procs").write_text(str(os.getpid()))
 
     def breaches(self) -> list[tuple[Status, str]]:
         """The limits that were hit, as notes."""
@@ -86,10 +87,20 @@ class KernelCgroup:
             found.append((Status.PROCESS_LIMIT, "the notebook tried to start more processes than allowed"))
         return found
 
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds used so far by the kernel and everything it started (None without CPU accounting)."""
+        if self.cpu is None:
+            return None
+        try:
+            if (self.cpu / "cpuacct.usage").exists():
+                return int((self.cpu / "cpuacct.usage").read_text()) / 1e9
+        except (OSError, ValueError):
+            return None
+        return _counter(self.cpu, ("cpu.stat",), "usage_usec") / 1e6
+
     def remove(self) -> None:
-        for folder in (self.memory, self.pids):
-            if folder is not None:
-                self._remove(folder)
+        for folder in dict.fromkeys(f for f in (self.memory, self.pids, self.cpu) if f is not None):
+            self._remove(folder)
 
     @staticmethod
     def _remove(folder: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Int
 
-from dpgrader.outcomes import Status, note
+from dpgrader.outcomes import Status, measure, note
 from dpgrader.sandbox.cgroup import KernelCgroup
 from dpgrader.sandbox.command import GiB, MiB, bwrap_command, require_sandbox
 
@@ -87,6 +87,9 @@ class SandboxedKernelManager(AsyncKernelManager):
         await super()._async_cleanup_resources(restart=restart)
         self.note_breaches()
         if self._cgroup is not None:
+            used = self._cgroup.cpu_seconds()
+            if used is not None:
+                measure("kernel_cpu", used)
             self._cgroup.remove()
             self._cgroup = None
         if self._channel_dir is not None and not restart:
