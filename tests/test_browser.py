@@ -265,3 +265,37 @@ def test_averaging_explorer_redraws_when_the_budget_moves(jupyter_lab, tmp_path)
     budget = float(shown.split("accountant with budget ")[1].split(":")[0])
     answered = int(shown.split(": answers ")[1].split(" ")[0])
     assert budget > 5 and answered > 10, f"expected a larger budget and more answers after dragging right, got {shown!r}"
+
+
+def test_mistakes_page_renders_its_figures_and_table(tmp_path):
+    """Check that the instructor's mistakes page (issue 24) renders in Chromium: figures drawn, tests ranked, names folded."""
+    from dpgrader.classroom import ClassMistakes, Mistake, WrittenAnswer, mistakes_html
+    from dpgrader.classroom.mistakes import cell_lines
+
+    lines = cell_lines(REPO / "source" / "02_laplace" / "02_laplace.ipynb")
+    tests = [g for g in lines if g.startswith("test_")]
+    students = tuple(f"student_{i:02d}" for i in range(20))
+    kinds = {s: ("correct", "partial", "wrong")[i % 3] for i, s in enumerate(students)}
+    mistakes = tuple(  # every test is failed by the wrong students, and by fewer partial ones down the notebook
+        Mistake("02_laplace", g, 2.0, *lines[g], ran=students,
+                failed=tuple(s for s in students if kinds[s] == "wrong")
+                + tuple(s for s in students if kinds[s] == "partial")[: len(tests) - 1 - i])
+        for i, g in enumerate(tests)
+    )
+    report = ClassMistakes("02_laplace", mistakes, (WrittenAnswer("02_laplace", "written_x", 2.0, "Why?", 5, 3, 12),),
+                           {s: 100.0 * (i % 3 == 0) for i, s in enumerate(students)}, students, {"student_20": "killed"})
+    page_file = tmp_path / "02_laplace.html"
+    page_file.write_text(mistakes_html(report, labels=kinds))
+    with browser_page() as page:
+        page.goto(page_file.as_uri())
+        page.wait_for_function("() => [...document.images].every(i => i.complete)")
+        widths = page.evaluate("() => [...document.images].map(i => i.naturalWidth)")
+        first_test = page.locator("table tr:nth-child(2) code").first.inner_text()
+        folded = page.locator("details.names").nth(1)
+        hidden_before = folded.locator("span.label").first.is_visible()
+        folded.locator("summary").click()
+        shown_after = folded.locator("span.label").first.is_visible()
+        save_screenshot(page, tmp_path, "browser_mistakes_page.png")
+    assert len(widths) == 3 and min(widths) > 300, f"three figures drawn, got widths {widths}"
+    assert first_test == tests[0], "the most failed test comes first"
+    assert not hidden_before and shown_after, "who failed a test is folded away until the instructor opens it"

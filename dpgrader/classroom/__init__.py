@@ -5,6 +5,7 @@ Instructor commands, run in the course folder (the one holding ``nbgrader_config
     python -m dpgrader.classroom grade      # autograde every submission, feedback, grades.csv
     python -m dpgrader.classroom export     # grades.csv again (e.g. after manual grading)
     python -m dpgrader.classroom feedback   # regenerate feedback (e.g. after manual grading)
+    python -m dpgrader.classroom mistakes   # what the class got wrong (also written after grade)
 
 ``grade`` finds every ``submitted/<student>/<assignment>/``, autogrades each one in its
 own private scratch course folder on a pool of worker processes (:mod:`dpgrader.pool`,
@@ -18,15 +19,23 @@ a limit hit, ``kernel_died``, ``missing``, ``refused``, ``error`` / ``killed`` =
 ``grades.csv``, with *review flags*: what the syntax-tree review (:mod:`dpgrader.review`)
 and copy detection (:mod:`dpgrader.similarity`) found worth a human look, whatever the score.
 ``--no-sandbox`` grades where bubblewrap cannot run (unsafe; ``sandboxed=False`` rows).
+After grading, ``mistakes/<assignment>.html`` and ``.csv`` next to ``grades.csv`` say what
+the class got wrong: every autograded test, how many of the submissions that ran failed it,
+the mistake it targets (the test's docstring and visible hints, never hidden-test code) and
+who made it; the written answers still pending; figures of both (:mod:`.mistakes`,
+:mod:`.mistakes_page`).
 The package holds :mod:`.grade` (grading a class), :mod:`.merge` (one result into the
-gradebook), :mod:`.export` (``grades.csv``, feedback, summary) and :mod:`.cli` (the
-command line); the names below are re-exported here.
+gradebook), :mod:`.export` (``grades.csv``, feedback, summary), :mod:`.mistakes` and
+:mod:`.mistakes_page` (what the class got wrong) and :mod:`.cli` (the command line); the
+names below are re-exported here.
 """
 
 from dpgrader.classroom.cli import main
 from dpgrader.classroom.export import GRADE_FIELDS, export_grades, regenerate_feedback, summarize
 from dpgrader.classroom.grade import PATTERN_CHARACTERS, add_copy_flags, ensure_assignments, find_submissions, grade_class
 from dpgrader.classroom.merge import merge
+from dpgrader.classroom.mistakes import ClassMistakes, Mistake, WrittenAnswer, class_mistakes, summarize_mistakes
+from dpgrader.classroom.mistakes_page import mistakes_html, write_mistakes
 from dpgrader.outcomes import OUTCOMES_FILE, UNGRADED, Outcome, Status, read_outcomes, write_outcomes
 from dpgrader.review import comment_in_gradebook, review_flags
 
@@ -34,4 +43,5 @@ __all__ = [
     "grade_class", "export_grades", "regenerate_feedback", "summarize", "main", "find_submissions",
     "ensure_assignments", "add_copy_flags", "merge", "GRADE_FIELDS", "PATTERN_CHARACTERS", "OUTCOMES_FILE",
     "UNGRADED", "Outcome", "Status", "read_outcomes", "write_outcomes", "comment_in_gradebook", "review_flags",
+    "ClassMistakes", "Mistake", "WrittenAnswer", "class_mistakes", "summarize_mistakes", "mistakes_html", "write_mistakes",
 ]

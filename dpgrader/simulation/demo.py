@@ -2,7 +2,9 @@
 
 Building the class (:func:`build_class`), grading it and reporting (:func:`run`), and the
 command line (:func:`main`, ``python -m dpgrader.simulation``); the package
-:mod:`dpgrader.simulation` says what the simulation shows.
+:mod:`dpgrader.simulation` says what the simulation shows. The report includes what the
+class got wrong (``demo/mistakes/<assignment>.html``, :mod:`dpgrader.classroom.mistakes`),
+each student labelled with their kind: the page shows which kind failed which test.
 """
 
 from __future__ import annotations
@@ -99,7 +101,8 @@ def plot_distribution(rows: list[dict], path: Path) -> Path:
         totals.setdefault(row["student_id"], [0.0, 0.0])
         totals[row["student_id"]][0] += float(row["score"])
         totals[row["student_id"]][1] += float(row["max_score"])
-        per_assignment.setdefault(row["assignment"], []).append(float(row["percent"]))
+        if row["percent_of_graded"] != "":  # empty while nothing of the submission is graded
+            per_assignment.setdefault(row["assignment"], []).append(float(row["percent_of_graded"]))
     overall = [100 * s / m for s, m in totals.values() if m]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [1, 1.6]})
     left.hist(overall, bins=np.linspace(0, 100, 11), color="tab:blue", edgecolor="white")
@@ -112,7 +115,7 @@ def plot_distribution(rows: list[dict], path: Path) -> Path:
         jitter = np.random.default_rng(i).uniform(-0.15, 0.15, len(per_assignment[name]))
         right.scatter(i + jitter, per_assignment[name], s=10, alpha=0.6, color="tab:orange")
     right.set_xticks(range(1, len(names) + 1), names, rotation=20, ha="right")
-    right.set_ylabel("score (%)")
+    right.set_ylabel("score (% of the points graded so far)")
     right.set_ylim(-5, 105)
     right.set_title("per assignment")
     fig.tight_layout()
@@ -141,7 +144,7 @@ def kind_table(kinds: dict, percents: dict, outcomes: dict) -> str:
 def run(target: Path, n_students: int = 30, workers: int | None = None, seed: int = 0, cell_timeout: int = 5,
         assignments: list[str] | None = None) -> list[dict]:
     """Build the class, grade it, write grades.csv, feedback and the plot, print the summary."""
-    from dpgrader.classroom import export_grades, grade_class, summarize
+    from dpgrader.classroom import export_grades, grade_class, summarize, summarize_mistakes, write_mistakes
 
     started = time.perf_counter()
     course, kinds = build_class(target, n_students, assignments, seed, cell_timeout)
@@ -151,10 +154,13 @@ def run(target: Path, n_students: int = 30, workers: int | None = None, seed: in
     rows = export_grades(course.root, course.root / "grades.csv")
     plot = plot_distribution(rows, course.root / "grade_distribution.png")
     percents = autograded_percent(course.root)
+    mistakes = write_mistakes(course.root, labels=kinds)  # each student labelled with their kind
     print()
     print(summarize(rows))
     print()
     print(kind_table(kinds, percents, {(o.student, o.assignment): o for o in outcomes}))
+    print()
+    print(summarize_mistakes([report for _, report in mistakes.values()]))
     print()
     sandboxed = all(o.sandboxed for o in outcomes)
     print(f"sandbox: {'on (bubblewrap): every kernel saw only its own copy' if sandboxed else 'OFF'}")
@@ -164,6 +170,7 @@ def run(target: Path, n_students: int = 30, workers: int | None = None, seed: in
     print(f"feedback: {course.root / 'feedback'}/<student>/<assignment>/")
     print(f"plot:     {plot}")
     print(f"copies:   {course.root / 'similarity'}/<assignment>.html")
+    print(f"mistakes: {course.root / 'mistakes'}/<assignment>.html and .csv (what the class got wrong, by kind)")
     return rows
 
 
