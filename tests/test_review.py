@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 from pathlib import Path
 
@@ -135,8 +136,8 @@ def test_delegation_is_flagged_in_every_form():
     ("shell = globals()['get_' + 'ipython']()", "introspection", "'get_ipython' in pieces"),
     ("g = getattr(__builtins__, 'get_' + 'ipython')", "introspection", "get_ipython"),
     ("code = In[-1]", "introspection", "the hidden tests' included"),
-    ("%load_ext autoreload", "introspection", "get_ipython"),
-    ("!ls ../../../", "introspection", "get_ipython"),
+    ("%load_ext autoreload", "dynamic code", "loads an IPython extension"),
+    ("!ls ../../../", "process control", "runs a shell command (!ls ../../../)"),
     ("import sys\nsys.modules['dplib.testing'].check_close = print", "tampering", "dplib.testing.check_close"),
     ("import sys\nloaded = sys.modules", "introspection", "sys.modules"),
     ("import sys\nsys.stderr = open('/dev/null', 'w')", "process control", "replaces sys.stderr"),
@@ -260,8 +261,6 @@ def test_flags_are_frozen_and_located():
     ("'a' * 10**9", None),
 ])
 def test_constant_string_expressions_are_evaluated(expression, value):
-    import ast
-
     assert constant_value(ast.parse(expression, mode="eval").body) == value
 
 
@@ -274,3 +273,187 @@ def test_a_test_cell_pasted_without_metadata_is_the_instructors_code_not_the_stu
     assert review_flags(notebook, source) == ()
     notebook.cells[-1] = nbformat.v4.new_code_cell("from dplib.testing import substituted\nsubstituted(globals(), x=1)")
     assert review_flags(notebook, source), "a student's own use of the test helpers must still be flagged"
+
+
+# --- a review that cannot finish says so (fail closed) -----------------------------------------------------
+
+
+@pytest.mark.parametrize("terms", [450, 2500])
+def test_a_deep_expression_is_walked_to_the_end(terms):
+    """Check that a 450- or 2500-term ``1+1+...+1`` (as deep as Python parses) does not stop the review before ``import gc``."""
+    found = flags_of("x = " + "+".join(["1"] * terms) + "\nimport gc")
+    assert [(f.kind, f.line) for f in found] == [("introspection", 2)]
+    assert "gc" in found[0].reason
+
+
+def test_deep_chains_and_pieces_are_resolved_without_recursion():
+    assert_flagged("name = " + " + ".join(repr(c) for c in "get_ipython" * 40), "introspection", "'get_ipython' in pieces")
+    assert_flagged("import sys\nx = sys" + ".a" * 900 + "\nf = sys._getframe(1)", "introspection", "sys._getframe")
+    assert_flagged("x = a" + "().b" * 900 + "\nimport gc", "introspection", "gc")
+
+
+def test_a_cell_too_deep_to_parse_is_flagged_with_the_reason(tmp_path):
+    """Python's own parser gives up on a 5000-term sum (RecursionError): the kernel cannot compile it either, but the
+    review never takes a cell it could not read for a cell without code."""
+    code = "x = " + "+".join(["1"] * 5000)
+    (flag,) = flags_of(code)
+    assert (flag.kind, flag.cell) == ("review", "laplace_mech_solution")
+    assert flag.reason.startswith("could not finish (RecursionError: maximum recursion depth exceeded")
+    assert flag.reason.endswith("a person must read this cell")
+    path = tmp_path / "deep.ipynb"
+    nbformat.write(submission(code + "\nimport gc"), str(path))
+    assert review_flags(path, SOURCE)[0].startswith("review: could not finish (RecursionError")
+
+
+def test_a_crash_of_the_reviewer_is_a_flag_and_the_other_cells_are_still_reviewed(monkeypatch):
+    from dpgrader.review import reviewer
+
+    visit_call = reviewer._Reviewer.visit_Call
+
+    def crash(self, node):
+        if isinstance(node.func, ast.Name) and node.func.id == "crash_the_review":
+            raise RuntimeError("boom")
+        return visit_call(self, node)
+
+    monkeypatch.setattr(reviewer._Reviewer, "visit_Call", crash)
+    notebook = submission("x = crash_the_review(1)")
+    notebook.cells.append(nbformat.v4.new_code_cell("import gc"))
+    found = review_notebook(notebook, SOURCE)
+    assert [(f.cell, f.kind, f.reason) for f in found] == [
+        ("laplace_mech_solution", "review", "could not finish (RuntimeError: boom): a person must read this cell"),
+        (f"cell {len(notebook.cells) - 1}", "introspection", found[1].reason),
+    ]
+
+
+def test_review_flags_fails_closed_but_leaves_unreadable_notebooks_to_the_grader(monkeypatch, tmp_path):
+    from dpgrader.review import notebook as entry
+
+    path = tmp_path / "n.ipynb"
+    nbformat.write(submission("x = 1"), str(path))
+    monkeypatch.setattr(entry, "review_notebook", lambda *a: (_ for _ in ()).throw(MemoryError()))
+    assert review_flags(path, SOURCE) == ("review: could not finish (MemoryError): a person must read this notebook",)
+    for text in ("{not json", "[1, 2]", "\xff\xfe"):
+        (tmp_path / "bad.ipynb").write_text(text, errors="surrogateescape")
+        assert review_flags(tmp_path / "bad.ipynb", SOURCE) == ()
+    (tmp_path / "odd.ipynb").write_text('{"cells": 5}')  # JSON, but no notebook: the review cannot read it
+    monkeypatch.undo()
+    assert review_flags(tmp_path / "odd.ipynb", SOURCE)[0].startswith("review: could not finish (TypeError")
+
+
+@pytest.mark.parametrize("code", [
+    "x = " + " * ".join(["999999999"] * 1000),  # an integer of 30,000 digits: str() of it raises in Python 3.11
+    "x = '%*d' % (10**9, 1)",
+    "x = '%0999999999d' % 1",
+    "x = '{:{}}'.format(1, 10**9)",
+    "s = 'a' * 1000\nt = (s + s + s + s + s + s + s + s).replace('a', 'b' * 1000)",
+])
+def test_constant_expressions_too_big_to_build_are_not_built(code):
+    import time
+
+    started = time.perf_counter()
+    assert flags_of(code + "\nimport gc")[-1].reason.startswith("walks live objects with gc")
+    assert time.perf_counter() - started < 2
+
+
+# --- fake values: mocks and special methods set from outside a class ---------------------------------------
+
+
+@pytest.mark.parametrize("code, words", [
+    ("from unittest.mock import MagicMock\nx = MagicMock()", "unittest.mock"),
+    ("from unittest import mock\nx = mock.Mock(return_value=1.0)", "unittest.mock"),
+    ("import unittest.mock as um\nwith um.patch('numpy.allclose', return_value=True):\n    pass", "unittest.mock"),
+    ("import unittest\nx = unittest.mock.MagicMock()", "unittest.mock.MagicMock"),
+    ("from unittest.mock import *", "unittest.mock"),
+    ("import mock\nx = mock.MagicMock()", "the mock package"),
+    ("import types\nx = types.SimpleNamespace(__eq__=lambda a, b: True)", "passes __eq__ as a keyword argument"),
+    ("from types import SimpleNamespace as NS\nx = NS(**{'__float__': lambda s: 0.5})", "passes __float__"),
+    ("x = make(__bool__=lambda s: True)", "passes __bool__"),
+    ("m.configure_mock(**{'__eq__.return_value': True})", "configure_mock"),
+    ("class A:\n    pass\nsetattr(A, '__eq__', lambda a, b: True)", "__eq__ with setattr"),
+    ("class A:\n    pass\nname = '__' + 'bool__'\nsetattr(A, name, lambda s: True)", "__bool__ with setattr"),
+    ("class A:\n    pass\nA.__float__ = lambda s: 0.5", "sets the special method __float__"),
+    ("X = type('X', (), {'__eq__': lambda a, b: True})", "builds a class whose __eq__"),
+    ("import numbers\nclass F:\n    pass\nnumbers.Real.register(F)", "registers a class with numbers.Real"),
+])
+def test_mocks_and_special_methods_set_from_outside_are_fake_values(code, words):
+    assert_flagged(code, "fake value", words)
+
+
+def test_honest_namespaces_and_dataclasses_are_not_fake_values():
+    for code in ("import types\nconfig = types.SimpleNamespace(epsilon=1.0, delta=1e-6)",
+                 "from dataclasses import dataclass\n@dataclass\nclass Budget:\n    epsilon: float",
+                 "import unittest\nname = unittest.__name__"):
+        assert flags_of(code) == []
+
+
+# --- IPython magics: the honest ones pass, the rest is flagged --------------------------------------------
+
+HONEST_MAGICS = [
+    "%matplotlib inline", "%matplotlib widget", "%matplotlib", "%time total = sum(range(10))",
+    "%timeit sum(range(10))", "%timeit -n 10 -r 3 sum(range(10))", "result = %timeit -o -q sum(range(10))",
+    "%%time\ntotal = sum(range(10))\n", "%%timeit -n 5 values = list(range(10))\nsum(values)\n",
+    "%config InlineBackend.figure_format = 'retina'", "%precision 3", "%precision %.2f", "%who", "%whos",
+    "%who int float", "%pwd", "%lsmagic", "%autosave 60", "!pip list", "!pip show numpy scipy", "!pip freeze",
+    "!python -m pip list", "packages = !pip list", "%pip list", "%pip show numpy", "np.random.default_rng?",
+    "np.random.default_rng??", "%timeit -v timing sum(range(10))",
+]
+
+
+@pytest.mark.parametrize("code", HONEST_MAGICS)
+def test_honest_magics_raise_no_flag(code):
+    assert flags_of(code) == []
+
+
+def test_a_notebook_with_every_honest_magic_raises_no_flag():
+    """The reference notebook with each honest magic in a cell of its own (added by the student) and in solution cells."""
+    notebook = nbformat.read(str(SOURCE), as_version=4)
+    notebook.cells[1:1] = [nbformat.v4.new_code_cell(code) for code in HONEST_MAGICS]
+    solution = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "laplace_mech_solution")
+    solution.source = "%matplotlib inline\n" + solution.source + "\n%timeit laplace_mech(1.0, 1.0, 1.0)\n"
+    assert review_notebook(notebook, SOURCE) == ()
+
+
+@pytest.mark.parametrize("code, kind, words", [
+    ("%history -g", "introspection", "reads every cell's code"),
+    ("%hist -n", "introspection", "reads every cell's code"),
+    ("%run helper.py", "dynamic code", "%run helper.py"),
+    ("%load solution.py", "dynamic code", "%load solution.py"),
+    ("%rerun 1-3", "dynamic code", "runs earlier cells again"),
+    ("%reset -f", "tampering", "deletes the notebook's names"),
+    ("%env SECRET=1", "process control", "environment variables"),
+    ("%store results", "writes files", "outlives the kernel"),
+    ("%load_ext autoreload\n%autoreload 2", "dynamic code", "%autoreload 2"),
+    ("%%bash\nls ../..\n", "process control", "%%bash"),
+    ("%%writefile answer.py\nx = 1\n", "writes files", "%%writefile answer.py"),
+    ("%pip install requests", "process control", "%pip install requests"),
+    ("!ls ../../..", "process control", "!ls ../../.."),
+    ("!pip list; cat ../gradebook.db", "process control", "runs a shell command"),
+    ("!pip show {__import__('os').getcwd()}", "process control", "runs a shell command"),
+    ("files = !ls", "process control", "!ls"),
+    ("%xmode Minimal", "tampering", "how errors are reported"),
+    ("%matplotlib module://my_backend", "dynamic code", "module://"),
+    ("%config InlineBackend.figure_format = __import__('os').getcwd()", "dynamic code", "runs its argument as code"),
+    ("%config IPCompleter.evaluation = 'unsafe'", "dynamic code", "%config IPCompleter"),
+    ("%precision {__import__('gc')}", "introspection", "%precision"),
+    ("%cd ..", "files", "working directory"),
+    ("%timeit import gc", "introspection", "gc"),
+    ("%time x = globals()", "dynamic code", "globals()"),
+    ("%%time\nimport ctypes\n", "introspection", "ctypes"),
+    ("%%timeit import inspect\nx = 1\n", "introspection", "inspect"),
+    ("%timeit -v check_close sum([1])", "tampering", "rebinds the test helper check_close"),
+    ("%%time\n%%time\nx = 1\n", "review", "a person must read this cell"),
+    ("%timeit -x f()", "introspection", "arguments the review cannot read"),
+    ("%%javascript\nalert(1)\n", "tampering", "JavaScript"),
+    ("%some_new_magic x", "introspection", "does not know to be harmless"),
+    ("get_ipython().run_line_magic('matplotlib', mode)", "introspection", "get_ipython"),
+    ("ip = get_ipython()\nip.run_line_magic('matplotlib', 'inline')", "introspection", "get_ipython"),
+])
+def test_dangerous_magics_are_flagged(code, kind, words):
+    assert_flagged(code, kind, words)
+
+
+def test_the_code_of_a_timing_magic_is_located_on_its_cell_line():
+    (flag,) = flags_of("x = 1\n%time y = sum([1])\n%timeit import gc")
+    assert (flag.line, flag.kind) == (3, "introspection")
+    (flag,) = flags_of("%%time\nx = 1\nimport gc\n")
+    assert (flag.line, flag.kind) == (3, "introspection")

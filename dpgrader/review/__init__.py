@@ -13,10 +13,13 @@ a specific reason:
   ``threading``, ``signal``, ``subprocess``, ``multiprocessing``, ``IPython``,
   ``ipykernel``, ``jupyter_client``, ``builtins``, ``linecache``, ``pickle``, ...; of
   ``sys`` and ``os`` beyond a few harmless attributes (``sys.stderr``, ``os.path.join``);
-  the IPython shell (``get_ipython``, magics, ``In``/``Out``);
+  the IPython shell (``get_ipython``, ``In``/``Out``, magics and ``!`` commands but the harmless
+  ones of :mod:`.magics`: ``%matplotlib inline``, ``%timeit`` (whose code is reviewed), ``!pip list``, ...);
 - **dunder access**: ``__code__``, ``__kwdefaults__``, ``__globals__``, ``__class__``, ...;
-- **fake numbers**: classes that subclass a number or array type, or define
-  comparisons and conversions (``__eq__``, ``__bool__``, ``__float__``, ...);
+- **fake values**: classes that subclass a number or array type, or define
+  comparisons and conversions (``__eq__``, ``__bool__``, ``__float__``, ...); ``unittest.mock``;
+  special methods passed by keyword (``SimpleNamespace(__eq__=...)``), set with ``setattr``
+  or assignment, or put in a ``type(...)`` namespace; ``numbers.Real.register``;
 - **file writes**: ``open(..., "w")``, ``Path.write_text``, ``np.save``, ``to_csv``, ``shutil``;
 - **the tests themselves**: ``dplib.testing``, ``dpgrader``, rebinding a test helper
   (``check_close = ...``), replacing a library attribute (``np.allclose = ...``);
@@ -32,14 +35,23 @@ every honest student of ``make demo`` is reviewed in ``tests/test_review.py``.
 ``grades.csv`` and the class summary; :func:`comment_in_gradebook` puts them in
 formgrader.
 
-The review is cut in five modules: :mod:`.rules` (what is suspicious, and :class:`Flag`),
+**Fail closed.** A review that cannot finish is a flag, never an empty list: a cell the
+parser gives up on (a 5,000-term sum raises ``RecursionError`` in :func:`ast.parse`, as in
+the kernel's ``compile``) or the walk fails on gets ``"review: could not finish (<error>):
+a person must read this cell"``, and the other cells are still reviewed. The walk and the
+name resolution use explicit stacks, never recursion, so no depth a student writes reaches
+Python's recursion limit. Only a notebook that is not JSON is left to the grader (its
+``unreadable`` status).
+
+The review is cut in seven modules: :mod:`.rules` (what is suspicious, and :class:`Flag`),
 :mod:`.resolver` (aliases and constant strings), :mod:`.cells` (which cells are the
-student's), :mod:`.checks` and :mod:`.reviewer` (the checks and the walk over the syntax
-tree), :mod:`.notebook` (the entry points re-exported here).
+student's), :mod:`.magics` (IPython magics and shell commands), :mod:`.checks` and
+:mod:`.reviewer` (the checks and the walk over the syntax tree), :mod:`.notebook` (the
+entry points re-exported here).
 """
 
 from dpgrader.review.cells import _parse, _read, student_cells  # noqa: F401 (similarity uses _parse, _read)
-from dpgrader.review.notebook import REVIEW_HEADING, comment_in_gradebook, review_flags, review_notebook  # noqa: F401
+from dpgrader.review.notebook import REVIEW_HEADING, comment_in_gradebook, review_flags, review_notebook, unfinished  # noqa: F401
 from dpgrader.review.resolver import constant_value
 from dpgrader.review.rules import Flag
 

@@ -97,15 +97,20 @@ def _instructor_code(notebook, instructor=None) -> list[str]:
 
 
 def _parse(code: str) -> ast.Module | None:
-    """The cell's syntax tree, IPython magics (``%cmd``, ``!cmd``) turned into ``get_ipython()`` calls."""
+    """The cell's syntax tree, IPython magics (``%cmd``, ``!cmd``) turned into ``get_ipython()`` calls.
+
+    None if the cell is not Python even after IPython's rewriting (a syntax error: the
+    kernel cannot run it either). Anything else the parser raises propagates: a cell nested
+    too deeply for the parser (``RecursionError``, ``MemoryError``) is not a cell without
+    code, and whoever reads the tree must say it could not.
+    """
     try:
         return ast.parse(code)
-    except SyntaxError:
+    except (SyntaxError, ValueError):  # ValueError: null bytes (a SyntaxError from Python 3.12 on)
         pass
+    from IPython.core.inputtransformer2 import TransformerManager
+
     try:
-        from IPython.core.inputtransformer2 import TransformerManager
-
         return ast.parse(TransformerManager().transform_cell(code))
-    except Exception:  # a cell that does not parse cannot run either
+    except (SyntaxError, ValueError):
         return None
-

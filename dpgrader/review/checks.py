@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import ast
 
-from dpgrader.review.resolver import _Resolver, constant_value
+from dpgrader.review.resolver import _Resolver
 from dpgrader.review.rules import (
     DUNDER_ALLOWED,
     DUNDER_REASONS,
     DYNAMIC_BUILTINS,
+    FAKE_VALUE_MODULES,
     MODULES,
     NUMPY_WRITERS,
     OS_ALLOWED,
@@ -54,6 +55,10 @@ class _Checker(_Resolver):
             elif name in DYNAMIC_BUILTINS and DYNAMIC_BUILTINS[name] and name not in ("globals", "locals", "vars"):
                 self.flag(node, "dynamic code", DYNAMIC_BUILTINS[name])
             return
+        for module, reason in FAKE_VALUE_MODULES.items():
+            if path == module or path.startswith(module + "."):
+                self.flag(node, "fake value", f"{reason}: {path}")
+                return
         if top == "IPython" and len(parts) >= 2 and parts[1] == "shell":
             self.flag(node, "introspection", DYNAMIC_BUILTINS["get_ipython"] + f": {path.replace('IPython.shell', 'get_ipython()')}")
             return
@@ -119,7 +124,7 @@ class _Checker(_Resolver):
         positional = 1 if function in ("builtins.open", "io.open", "codecs.open", "os.open") else 0
         mode_node = node.args[positional] if len(node.args) > positional else next(
             (k.value for k in node.keywords if k.arg == "mode"), None)
-        mode = "r" if mode_node is None else constant_value(mode_node, self.constants)
+        mode = "r" if mode_node is None else self.constant(mode_node)
         if function == "os.open":
             return  # flagged as os.open
         if not isinstance(mode, str):

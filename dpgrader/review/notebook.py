@@ -19,6 +19,10 @@ def review_notebook(notebook, instructor=None) -> tuple[Flag, ...]:
         what ``np``, ``dplib``, ``check_close`` ... are, and only cells it has as
         read-only or test cells are left out of the review (a student cannot hide code
         by giving a cell fake ``locked`` metadata).
+
+    A cell the review cannot finish (the parser or the walk raises, e.g. ``MemoryError``
+    on a gigantic expression) gets a ``"review"`` flag saying so (:func:`unfinished`), and
+    the review goes on with the next cell: a cell is never passed over in silence.
     """
     notebook = _read(notebook)
     reviewer = _Reviewer()
@@ -27,23 +31,42 @@ def review_notebook(notebook, instructor=None) -> tuple[Flag, ...]:
         if tree is not None:
             reviewer.bind_imports(tree)
     for name, code, solution in student_cells(notebook, instructor):
-        tree = _parse(code)
-        if tree is not None:
-            reviewer.review(name, tree, solution)
+        try:
+            tree = _parse(code)
+            if tree is not None:
+                reviewer.review(name, tree, solution)
+        except Exception as error:  # noqa: BLE001 -- turned into a flag, never dropped (fail closed)
+            reviewer.flags.append(unfinished(name, error))
     unique = dict.fromkeys(reviewer.flags)
     return tuple(unique)
 
 
-def review_flags(notebook_path, instructor=None) -> tuple[str, ...]:
-    """The review flags of a notebook as ``"kind: reason (cell, line n)"`` strings (``()`` if it is unreadable).
+def unfinished(cell: str, error: BaseException) -> Flag:
+    """The flag of a cell the review could not finish: which error stopped it, and that a person must read it."""
+    message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    message = message if len(message) <= 160 else message[:157] + "..."
+    return Flag(cell, 1, "review", f"could not finish ({message}): a person must read this cell")
 
-    The drop-in replacement of the regular-expression review the class grader used:
-    the strings go to ``grades.csv`` and the class summary.
+
+def review_flags(notebook_path, instructor=None) -> tuple[str, ...]:
+    """The review flags of a notebook as ``"kind: reason (cell, line n)"`` strings.
+
+    The strings go to ``grades.csv`` and the class summary. A notebook that is not a JSON
+    object gives ``()``: the grader reports it as unreadable. A review that fails for any
+    other reason gives one ``"review: could not finish (...)"`` flag: a person must read
+    the notebook (fail closed).
     """
     try:
-        flags = review_notebook(notebook_path, instructor)
-    except Exception:  # an unreadable notebook is reported by the grader, not here
+        notebook = _read(notebook_path)
+    except (OSError, ValueError):  # not a file, not JSON (ValueError covers JSON and Unicode errors)
         return ()
+    if not isinstance(notebook, dict):
+        return ()
+    try:
+        flags = review_notebook(notebook, instructor)
+    except Exception as error:  # noqa: BLE001 -- turned into a flag, never dropped (fail closed)
+        message = str(unfinished("", error).reason).replace("this cell", "this notebook")
+        return (f"review: {message}".replace(";", ","),)
     return tuple(dict.fromkeys(str(flag).replace(";", ",") for flag in flags))
 
 

@@ -3,15 +3,24 @@
 :class:`_Reviewer` visits a cell's syntax tree; names are resolved by
 :class:`~dpgrader.review.resolver._Resolver` and judged by
 :class:`~dpgrader.review.checks._Checker`.
+
+The walk keeps its own stack (:meth:`_Reviewer.walk`) instead of recursing: a ``visit_*``
+method *yields* the children to visit, in order, and the walk visits each one completely
+before it resumes the method. The order is the recursive one, and the depth of a tree
+(``1+1+...+1`` with 3,000 terms is 3,000 levels) is a length of a list, not a recursion
+a student can push past Python's limit.
 """
 
 from __future__ import annotations
 
 import ast
+from typing import Iterator
 
+from dpgrader.review import magics
+from dpgrader.review.cells import _parse
 from dpgrader.review.checks import _Checker
-from dpgrader.review.resolver import constant_value
 from dpgrader.review.rules import (
+    ABSTRACT_PACKAGES,
     DUNDER_REASONS,
     DYNAMIC_BUILTINS,
     LYING_METHODS,
@@ -24,9 +33,38 @@ from dpgrader.review.rules import (
     WRITE_METHODS,
 )
 
+Children = Iterator[ast.AST] | None
+
 
 def _is_docstring(node: ast.AST) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def top_level_names(tree: ast.Module) -> set[str]:
+    """Names a cell binds at its top level: functions, classes, assigned names, imports."""
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
+
+
+def _target_leaves(target: ast.AST) -> list[ast.AST]:
+    """The names, attributes and subscripts a (possibly nested) assignment target writes, left to right."""
+    leaves, pending = [], [target]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.Tuple, ast.List)):
+            pending.extend(reversed(node.elts))
+        elif isinstance(node, ast.Starred):
+            pending.append(node.value)
+        else:
+            leaves.append(node)
+    return leaves
 
 
 class _Reviewer(_Checker):
@@ -35,38 +73,36 @@ class _Reviewer(_Checker):
     # -- the walk --
     def review(self, cell: str, tree: ast.Module, solution: bool) -> None:
         self.cell, self.solution = cell, solution
-        self.defined = {
-            node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-        } | {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)} | {
-            (a.asname or a.name).split(".")[0] for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
-            for a in node.names
-        }
-        self.visit_block(tree.body)
+        self.defined = top_level_names(tree)
+        self.magic_depth = 0
+        self.forget()  # node ids of an earlier cell's tree may be reused by this one's
+        self.walk(tree.body)
 
-    def visit_block(self, statements: list[ast.stmt]) -> None:
-        for statement in statements:
-            self.visit(statement)
+    def walk(self, statements: list[ast.AST]) -> None:
+        """Visit ``statements`` and everything in them, in order, with an explicit stack."""
+        stack: list[Iterator[ast.AST]] = [iter(statements)]
+        while stack:
+            node = next(stack[-1], None)
+            if node is None:
+                stack.pop()
+            else:
+                stack.append(iter(self.visit(node) or ()))
 
-    def visit(self, node: ast.AST) -> None:
+    def visit(self, node: ast.AST) -> Children:
+        """Check ``node``; return the children to visit next (the walk visits them, then resumes here)."""
         if _is_docstring(node):
-            return
+            return None
         method = getattr(self, f"visit_{type(node).__name__}", None)
-        if method is not None:
-            method(node)
-        else:
-            self.generic(node)
+        return method(node) if method is not None else ast.iter_child_nodes(node)
 
-    def generic(self, node: ast.AST) -> None:
-        for child in ast.iter_child_nodes(node):
-            self.visit(child)
-
-    def visit_Import(self, node: ast.Import) -> None:
+    def visit_Import(self, node: ast.Import) -> Children:
         for alias in node.names:
             self.check_path(node, alias.name)
             self.check_binding(node, alias.asname or alias.name.split(".")[0])
         self.bind_imports(node)
+        return None
 
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> Children:
         if node.module and not node.level:
             for alias in node.names:
                 if node.module.split(".")[0] in MODULES or node.module in ("sys", "os") and alias.name != "*":
@@ -76,7 +112,7 @@ class _Reviewer(_Checker):
                     self.flag(node, "tampering", f"imports {alias.name} from {node.module}: the test helpers and the "
                                                  "grading guard are not part of an answer")
                 else:
-                    self.check_path(node, f"{node.module}.{alias.name}")
+                    self.check_path(node, f"{node.module}.{alias.name}" if alias.name != "*" else node.module)
                 if alias.name == "*":
                     if node.module.split(".")[0] == "dplib":
                         self.flag(node, "delegates to dplib", f"imports every function of {node.module} (import *): "
@@ -85,84 +121,92 @@ class _Reviewer(_Checker):
                 self.check_binding(node, alias.asname or alias.name)
                 self.check_delegation(node, alias.asname or alias.name, f"{node.module}.{alias.name}")
         self.bind_imports(node)
+        return None
 
-    def visit_Assign(self, node: ast.Assign) -> None:
-        self.visit(node.value)
+    def visit_Assign(self, node: ast.Assign) -> Children:
+        yield node.value
         for target in node.targets:
-            self.visit_target(target, node.value)
+            yield from self.visit_target(target, node.value)
             self.bind(target, node.value)
 
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> Children:
+        yield node.annotation  # evaluated when the cell runs
         if node.value is not None:
-            self.visit(node.value)
-        self.visit_target(node.target, node.value)
+            yield node.value
+        yield from self.visit_target(node.target, node.value)
         self.bind(node.target, node.value)
 
-    def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        self.visit(node.value)
-        self.visit_target(node.target, None)
+    def visit_AugAssign(self, node: ast.AugAssign) -> Children:
+        yield node.value
+        yield from self.visit_target(node.target, None)
 
-    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
-        self.visit(node.value)
-        self.visit_target(node.target, node.value)
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> Children:
+        yield node.value
+        yield from self.visit_target(node.target, node.value)
         self.bind(node.target, node.value)
 
-    def visit_Delete(self, node: ast.Delete) -> None:
+    def visit_Delete(self, node: ast.Delete) -> Children:
         for target in node.targets:
-            self.visit_target(target, None)
+            yield from self.visit_target(target, None)
 
-    def visit_For(self, node: ast.For) -> None:
-        self.visit(node.iter)
-        self.visit_target(node.target, None)
+    def visit_For(self, node: ast.For) -> Children:
+        yield node.iter
+        yield from self.visit_target(node.target, None)
         self.bind(node.target, None)
-        self.visit_block(node.body + node.orelse)
+        yield from node.body + node.orelse
 
-    def visit_With(self, node: ast.With) -> None:
+    def visit_With(self, node: ast.With) -> Children:
         for item in node.items:
-            self.visit(item.context_expr)
+            yield item.context_expr
             if item.optional_vars is not None:
-                self.visit_target(item.optional_vars, None)
+                yield from self.visit_target(item.optional_vars, None)
                 self.bind(item.optional_vars, None)
-        self.visit_block(node.body)
+        yield from node.body
 
     visit_AsyncWith = visit_With
     visit_AsyncFor = visit_For
 
-    def visit_target(self, target: ast.AST, value: ast.AST | None) -> None:
-        """Flags for what an assignment writes to: a test helper's name, a library attribute, globals()."""
-        if isinstance(target, ast.Name):
-            self.check_binding(target, target.id)
-            if value is not None:
-                self.check_delegation(target, target.id, self.resolve(value))
-        elif isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
-            for element in (target.elts if not isinstance(target, ast.Starred) else [target.value]):
-                self.visit_target(element, None)
-        elif isinstance(target, ast.Attribute):
-            self.check_dunder(target, target.attr)
-            owner = self.resolve(target.value)
-            if owner:
-                top = owner.split(".")[0]
-                if top in MODULES or top in ("sys", "os") or owner.startswith(("dplib.testing", "dpgrader")):
-                    self.check_path(target, f"{owner}.{target.attr}", store=True)
+    def visit_target(self, target: ast.AST, value: ast.AST | None) -> Iterator[ast.AST]:
+        """Flags for what an assignment writes to (a test helper's name, a library attribute, globals());
+        yields the expressions inside the target to visit."""
+        top = target
+        for leaf in _target_leaves(target):
+            if isinstance(leaf, ast.Name):
+                self.check_binding(leaf, leaf.id)
+                if value is not None and leaf is top:
+                    self.check_delegation(leaf, leaf.id, self.resolve(value))
+            elif isinstance(leaf, ast.Attribute):
+                self.check_dunder(leaf, leaf.attr)
+                if leaf.attr in LYING_METHODS:
+                    self.flag(leaf, "fake value", f"sets the special method {leaf.attr} of an existing object or "
+                                                  "class: it can compare equal to, or convert to, whatever a test expects")
+                owner = self.resolve(leaf.value)
+                if owner:
+                    first = owner.split(".")[0]
+                    if first in MODULES or first in ("sys", "os") or owner.startswith(("dplib.testing", "dpgrader")):
+                        self.check_path(leaf, f"{owner}.{leaf.attr}", store=True)
+                    else:
+                        self.flag(leaf, "tampering", f"replaces {owner}.{leaf.attr}, a library attribute the tests use")
                 else:
-                    self.flag(target, "tampering", f"replaces {owner}.{target.attr}, a library attribute the tests use")
+                    yield leaf.value
+            elif isinstance(leaf, ast.Subscript):
+                owner = self.resolve(leaf.value)
+                if owner in ("sys.modules",) or (owner and owner.endswith(".__dict__")):
+                    self.check_path(leaf, owner, store=True)
+                yield leaf.value
+                yield leaf.slice
             else:
-                self.visit(target.value)
-        elif isinstance(target, ast.Subscript):
-            owner = self.resolve(target.value)
-            if owner in ("sys.modules",) or (owner and owner.endswith(".__dict__")):
-                self.check_path(target, owner, store=True)
-            self.visit(target.value)
-            self.visit(target.slice)
+                yield leaf
 
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> Children:
         self.check_binding(node, node.name)
-        for decorator in node.decorator_list:
-            self.visit(decorator)
-        self.visit(node.args)
+        yield from node.decorator_list
+        yield node.args
+        if node.returns is not None:
+            yield node.returns
         self.aliases.pop(node.name, None)
         self.local.add(node.name)
-        self.visit_block(node.body)
+        yield from node.body
         if node.name in self.defined:
             for inner in ast.walk(node):
                 if isinstance(inner, ast.Return) and isinstance(inner.value, ast.Call):
@@ -170,16 +214,17 @@ class _Reviewer(_Checker):
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+    def visit_ClassDef(self, node: ast.ClassDef) -> Children:
         self.check_binding(node, node.name)
         for base in node.bases:
             path = self.resolve(base)
             if path and (path in VALUE_TYPES or path.split(".")[0] in VALUE_PACKAGES):
                 self.flag(node, "fake value", f"class {node.name} subclasses {path}: its comparisons and "
                                               "conversions can lie to the tests")
-            self.visit(base)
+            yield base
         for keyword in node.keywords:
             self.flag(node, "dynamic code", f"class {node.name} sets {keyword.arg}= (a metaclass can rewrite the class)")
+            yield keyword.value
         for statement in node.body:
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name in LYING_METHODS:
                 self.flag(statement, "fake value", f"class {node.name} defines {statement.name}: an object can "
@@ -188,19 +233,19 @@ class _Reviewer(_Checker):
                     isinstance(t, ast.Name) and t.id in LYING_METHODS for t in statement.targets):
                 self.flag(statement, "fake value", f"class {node.name} sets a special method by assignment")
         self.aliases.pop(node.name, None)
-        for decorator in node.decorator_list:
-            self.visit(decorator)
-        self.visit_block(node.body)
+        yield from node.decorator_list
+        yield from node.body
 
-    def visit_Lambda(self, node: ast.Lambda) -> None:
-        self.visit(node.args)
-        self.visit(node.body)
+    def visit_Lambda(self, node: ast.Lambda) -> Children:
+        yield node.args
+        yield node.body
 
-    def visit_Global(self, node: ast.Global) -> None:
+    def visit_Global(self, node: ast.Global) -> Children:
         for name in node.names:
             self.check_binding(node, name)
+        return None
 
-    def visit_Name(self, node: ast.Name) -> None:
+    def visit_Name(self, node: ast.Name) -> Children:
         if node.id in SHELL_NAMES:
             self.flag(node, "introspection", f"reads the shell's {node.id} (it holds every cell's code, the hidden "
                                              "tests' included)")
@@ -215,8 +260,9 @@ class _Reviewer(_Checker):
                 self.flag(node, "dynamic code", DYNAMIC_BUILTINS[node.id])
             elif node.id not in ("getattr", "setattr", "delattr"):
                 self.check_path(node, f"builtins.{node.id}")
+        return None
 
-    def visit_Attribute(self, node: ast.Attribute) -> None:
+    def visit_Attribute(self, node: ast.Attribute) -> Children:
         self.check_dunder(node, node.attr)
         if node.attr in WRITE_METHODS:
             self.flag(node, "writes files", WRITE_METHODS[node.attr])
@@ -228,18 +274,27 @@ class _Reviewer(_Checker):
                 self.check_dunder(owner, owner.attr)  # a.__kwdefaults__.update: every link is checked
                 owner = owner.value
             if isinstance(owner, (ast.Call, ast.Subscript)):
-                self.visit(owner)  # e.g. the __import__("os") of __import__("os").system
+                yield owner  # e.g. the __import__("os") of __import__("os").system
             return  # the rest of the chain is part of the same path: one flag, not one per prefix
-        self.visit(node.value)
+        yield node.value
 
-    def visit_Call(self, node: ast.Call) -> None:
+    def visit_Call(self, node: ast.Call) -> Children:
+        if isinstance(node.func, ast.Attribute):
+            call = magics.shell_call(node, self.resolve(node.func.value))
+            if call is not None:
+                yield from self.visit_shell_call(node, call)
+                return
         function = self.resolve(node.func)
-        arguments = [constant_value(a, self.constants) for a in node.args]
+        arguments = [self.constant(a) for a in node.args]
+        self.check_fake_keywords(node, function)
         if function in ("builtins.getattr", "builtins.setattr", "builtins.delattr", "builtins.hasattr"):
             name = function.split(".")[1]
             if len(node.args) >= 2 and isinstance(arguments[1], str):
                 attribute = arguments[1]
                 self.check_dunder(node, attribute)
+                if name == "setattr" and attribute in LYING_METHODS:
+                    self.flag(node, "fake value", f"sets the special method {attribute} with setattr: an object can "
+                                                  "compare equal to, or convert to, whatever a test expects")
                 owner = self.resolve(node.args[0])
                 if owner:
                     self.check_path(node, f"{owner}.{attribute}", store=name != "getattr" and name != "hasattr")
@@ -249,38 +304,84 @@ class _Reviewer(_Checker):
                     self.flag(node, "introspection", f"{name} of {attribute!r}")
             elif name != "hasattr":
                 self.flag(node, "dynamic code", f"{name} with a computed attribute name")
-            for argument in node.args:
-                self.visit(argument)
+            yield from node.args
             for keyword in node.keywords:
-                self.visit(keyword.value)
+                yield keyword.value
             return
         if function == "builtins.open" or (function or "").endswith((".open",)) or (
                 isinstance(node.func, ast.Attribute) and node.func.attr == "open" and function is None):
             self.check_open(node, function)
-        if function == "builtins.type" and len(node.args) == 3:
-            self.flag(node, "dynamic code", "builds a class at run time with type(name, bases, namespace)")
+        if function in ("builtins.type", "types.new_class") and (len(node.args) == 3 or function == "types.new_class"):
+            self.flag(node, "dynamic code", "builds a class at run time with type(name, bases, namespace)"
+                      if function == "builtins.type" else "builds a class at run time (types.new_class)")
+            namespace = node.args[2] if len(node.args) == 3 else None
+            if isinstance(namespace, ast.Dict) and self.lying_keys(namespace):
+                self.flag(node, "fake value", f"builds a class whose {', '.join(self.lying_keys(namespace))} can "
+                                              "compare equal to, or convert to, whatever a test expects")
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "configure_mock":
+            self.flag(node, "fake value", "configures a mock (configure_mock): it answers whatever it is told")
+        if function and function.endswith(".register") and function.startswith(ABSTRACT_PACKAGES):
+            self.flag(node, "fake value", f"registers a class with {function[: -len('.register')]}: isinstance "
+                                          "then takes any object of it for a number")
         if isinstance(node.func, ast.Attribute) and node.func.attr in PATH_WRITE_METHODS and (
                 node.args or any(k.arg in ("path_or_buf", "path", "excel_writer", "buf", "name") for k in node.keywords)):
             self.flag(node, "writes files", f"writes a file ({node.func.attr})")
-        self.generic(node)
+        yield from ast.iter_child_nodes(node)
 
-    def visit_Subscript(self, node: ast.Subscript) -> None:
+    def lying_keys(self, mapping: ast.Dict) -> list[str]:
+        """The special methods (``__eq__``, ``__bool__``, ...) a dict literal names as keys."""
+        keys = [self.constant(key) for key in mapping.keys if key is not None]
+        return [key for key in keys if isinstance(key, str) and key in LYING_METHODS]
+
+    def check_fake_keywords(self, node: ast.Call, function: str | None) -> None:
+        """``SimpleNamespace(__eq__=...)``, ``Mock(**{"__bool__": ...})``: special methods passed by keyword."""
+        callee = function or (node.func.attr if isinstance(node.func, ast.Attribute) else "a call")
+        for keyword in node.keywords:
+            names = [keyword.arg] if keyword.arg else (
+                self.lying_keys(keyword.value) if isinstance(keyword.value, ast.Dict) else [])
+            for name in names:
+                if name in LYING_METHODS:
+                    self.flag(node, "fake value", f"passes {name} as a keyword argument of {callee}: the object made "
+                                                  "can compare equal to, or convert to, whatever a test expects")
+
+    def visit_shell_call(self, node: ast.Call, call: magics.ShellCall) -> Iterator[ast.AST]:
+        """A magic or shell command: flagged unless harmless; the code of ``%time``/``%timeit`` is reviewed."""
+        verdict = magics.judge(call, getattr(node, "lineno", 1))
+        if verdict.kind:
+            self.flag(node, verdict.kind, verdict.reason)
+        for name in verdict.binds:
+            self.check_binding(node, name)
+        for code, first_line in verdict.code:
+            if self.magic_depth:
+                self.flag(node, "review", f"a magic inside the code of another ({call}) is not followed: a person must "
+                                          "read this cell")
+                return
+            tree = _parse(code)
+            if tree is None:
+                continue  # IPython cannot compile it either: nothing runs
+            ast.increment_lineno(tree, first_line - 1)
+            self.defined |= top_level_names(tree)
+            self.magic_depth += 1
+            yield from tree.body
+            self.magic_depth -= 1
+
+    def visit_Subscript(self, node: ast.Subscript) -> Children:
         path = self.resolve(node)
         if path:
             self.check_path(node, path)
-        self.generic(node)
+        return ast.iter_child_nodes(node)
 
-    def visit_Constant(self, node: ast.Constant) -> None:
+    def visit_Constant(self, node: ast.Constant) -> Children:
         if isinstance(node.value, str) and SENSITIVE_STRINGS.search(node.value):
             self.flag(node, "introspection", f"names {SENSITIVE_STRINGS.search(node.value).group()!r} in a string")
+        return None
 
-    def visit_BinOp(self, node: ast.BinOp) -> None:
-        value = constant_value(node, self.constants)
+    def visit_BinOp(self, node: ast.BinOp) -> Children:
+        value = self.constant(node)
         if isinstance(value, str) and SENSITIVE_STRINGS.search(value):
             self.flag(node, "introspection",
                       f"spells {SENSITIVE_STRINGS.search(value).group()!r} in pieces, out of sight of a text search")
-            return
-        self.generic(node)
+            return None
+        return ast.iter_child_nodes(node)
 
     visit_JoinedStr = visit_BinOp
-

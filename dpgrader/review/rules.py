@@ -132,6 +132,14 @@ LYING_METHODS = {
     "__array_ufunc__", "__array_function__", "__array_priority__", "__sub__", "__rsub__", "__neg__",
     "__instancecheck__", "__subclasscheck__", "__getattr__", "__getattribute__", "__del__",
 }
+#: Modules that build fake values: a mock compares equal to, converts to and answers whatever it is told.
+FAKE_VALUE_MODULES = {
+    "unittest.mock": "uses unittest.mock (Mock, MagicMock, patch): a mock can be told to compare equal to, "
+                     "or convert to, whatever a test expects",
+    "mock": "uses the mock package: a mock can be told to compare equal to, or convert to, whatever a test expects",
+}
+#: Abstract base classes whose ``register`` makes ``isinstance`` accept any class (``numbers.Real.register(Fake)``).
+ABSTRACT_PACKAGES = ("numbers", "collections.abc", "abc")
 #: Base classes of values a test compares: a subclass can redefine what equal means.
 VALUE_TYPES = {
     "builtins.int", "builtins.float", "builtins.complex", "builtins.bool", "builtins.str", "builtins.tuple",
