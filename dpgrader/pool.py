@@ -103,6 +103,7 @@ def run_tasks(tasks: list[dict], workers: int, log_dir: Path, submission_timeout
 
     ``first`` tasks (the pre-flight) run before any of ``tasks`` is sent, their results go to
     ``on_first(task, result)``; an exception it raises stops the run before ``tasks`` start.
+    A task's own ``"timeout"`` (seconds) replaces ``submission_timeout`` for it.
 
     ``setup()``, if given, runs once the workers are starting (they take seconds to import
     nbgrader), before any task is sent. Every task carries a ``token``; a worker's answer
@@ -153,7 +154,7 @@ def run_tasks(tasks: list[dict], workers: int, log_dir: Path, submission_timeout
             for worker in pool:
                 task = next_task() if worker.ready and worker.task is None else None
                 if task is not None:
-                    worker.send(task, submission_timeout)
+                    worker.send(task, task.get("timeout", submission_timeout))
             wait = min([w.deadline for w in pool if w.task is not None], default=time.monotonic() + 5)
             for key, _ in selector.select(timeout=max(0.05, wait - time.monotonic())):
                 worker: _Worker = key.data
@@ -176,10 +177,11 @@ def run_tasks(tasks: list[dict], workers: int, log_dir: Path, submission_timeout
             now = time.monotonic()
             for worker in list(pool):
                 if worker.task is not None and now > worker.deadline:
+                    limit = worker.task.get("timeout", submission_timeout)
                     retire(worker, {
                         "status": Status.KILLED,
-                        "messages": [f"grading took longer than {submission_timeout:.0f} s and was stopped"],
-                        "seconds": submission_timeout,
+                        "messages": [f"grading took longer than {limit:.0f} s and was stopped"],
+                        "seconds": limit,
                     })
     finally:
         for worker in pool:

@@ -21,6 +21,7 @@ from dpgrader.outcomes import Status
 
 PREFLIGHT_STUDENT = "reference-preflight"
 MIN_TIME_BUDGET = 30.0  # seconds: a floor for small notebooks, whose run time is mostly start-up
+MIN_PREFLIGHT_TIMEOUT = 600.0  # seconds: the reference is not held to a short per-submission limit
 
 
 class PreflightFailed(RuntimeError):
@@ -34,7 +35,7 @@ def preflight_task(task: dict, submission: Path) -> dict:
     for notebook in sorted(source.glob("*.ipynb")):
         shutil.copy2(notebook, submission / notebook.name)
     return {**task, "student": PREFLIGHT_STUDENT, "submission": str(submission), "feedback": False,
-            "preflight": True}
+            "preflight": True, "timeout": max(MIN_PREFLIGHT_TIMEOUT, float(task.get("timeout") or 0))}
 
 
 def autograded_points(notebook: Path) -> dict[str, float]:
