@@ -168,7 +168,7 @@ def mistakes_html(report: ClassMistakes, labels: Mapping[str, str] | None = None
     grid = ""
     if labels and tests and any(s in labels for s in report.ran):
         rows = len(label_shares(report, labels)[0])
-        grid = figure_png(lambda ax: plot_label_shares(report, labels, ax), (1.6 + 0.62 * len(tests), 1.8 + 0.3 * rows))
+        grid = figure_png(lambda ax: plot_label_shares(report, labels, ax), (max(6.5, 1.6 + 0.62 * len(tests)), 1.8 + 0.3 * rows))
     images = "".join(f'<img alt="figure {i + 1}" src="data:image/png;base64,{png}">' for i, png in enumerate(figures))
     rows = "".join(_mistake_row(rank, m, labels, names) for rank, m in enumerate(report.mistakes, start=1))
     written = "".join(
