@@ -236,7 +236,12 @@ def grade_class(
 
 
 def add_copy_flags(root: Path, outcomes: list[Outcome]) -> list[Outcome]:
-    """Write ``similarity/<assignment>.html`` for each graded assignment; add copy flags to the outcomes and formgrader."""
+    """Write ``similarity/<assignment>.html`` for each graded assignment; add copy flags to the outcomes and formgrader.
+
+    Fails closed: when an assignment's similarity report cannot be made, every submission of
+    that assignment is flagged ``"copy check: ... could not be made (<error>)"`` (its grades
+    are kept); a submission the report could not compare is flagged by the report itself.
+    """
     from dataclasses import replace
 
     from nbgrader.api import Gradebook
@@ -247,8 +252,12 @@ def add_copy_flags(root: Path, outcomes: list[Outcome]) -> list[Outcome]:
     for assignment in sorted({o.assignment for o in outcomes}):
         try:
             flags.update(copy_flags(write_report(root, assignment)[1], submission_times(root, assignment)))
-        except Exception as error:  # a report that fails must not lose the grades
-            print(f"similarity report of {assignment} failed: {error!r}", file=sys.stderr)
+        except Exception as error:  # noqa: BLE001 -- the grades are kept; every submission is flagged with the reason
+            failed = (f"copy check: the similarity report of {assignment} could not be made ({error!r}): a person "
+                      "must compare these submissions").replace(";", ",")
+            for outcome in outcomes:
+                if outcome.assignment == assignment:
+                    flags[outcome.student, assignment] = flags.get((outcome.student, assignment), ()) + (failed,)
     if flags:
         with Gradebook(f"sqlite:///{Path(root) / 'gradebook.db'}") as gradebook:
             for (student, assignment), found in flags.items():

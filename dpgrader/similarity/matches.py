@@ -1,20 +1,36 @@
-"""Which solution cells match dplib's implementation or a classmate's, and whom to flag (see :mod:`dpgrader.similarity`)."""
+"""Which solution cells match dplib's implementation, the instructor's reference or a classmate's, and whom to flag
+(see :mod:`dpgrader.similarity`)."""
 
 from __future__ import annotations
 
 import ast
 import inspect
+import textwrap
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from itertools import combinations
 from pathlib import Path
 
 from dpgrader.review.cells import _parse, _read, student_cells
-from dpgrader.similarity.fingerprints import containment, fingerprints, jaccard, normalize
+from dpgrader.similarity.fingerprints import (
+    cell_fingerprints,
+    containment,
+    jaccard,
+    normalize,
+    statement_fingerprints,
+)
 
 MIN_TOKENS = 40  # exercises whose reference solution is shorter are never reported
-THRESHOLD = 0.7  # similarity from which a pair is reported
+THRESHOLD = 0.7  # similarity from which a pair (or a copy of dplib) is reported
 BUILT_ON = 0.5  # share of the reference's fingerprints from which a cell counts as built on it
+REFERENCE_MIN_TOKENS = 60  # exercises whose reference is shorter are never reported as copies of it
+REFERENCE_THRESHOLD = 0.8  # share of the reference's fingerprints in a cell from which it is reported
+DPLIB_EVIDENCE = 10  # fingerprints a copy of dplib shares with dplib and not with the reference, at least
+
+#: What a :class:`Match` is with: a classmate's cell, dplib's implementation, the instructor's
+#: reference solution; or a submission the comparison could not finish (``UNCHECKED``).
+CLASSMATE, DPLIB, REFERENCE, UNCHECKED = "classmate", "dplib", "reference", "unchecked"
 
 
 def solution_cells(notebook, instructor=None) -> dict[str, str]:
@@ -30,6 +46,26 @@ def _defined_functions(code: str) -> list[str]:
     return [n.name for n in (tree.body if tree else []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
 
+def _top_level_names(code: str) -> frozenset[str]:
+    """Names a cell defines at its top level (the names the tests call)."""
+    tree = _parse(code)
+    names = set()
+    for node in tree.body if tree else []:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return frozenset(names)
+
+
+def _read_names(code: str) -> frozenset[str]:
+    """Names a cell reads (so a helper another cell calls is not taken for padding)."""
+    tree = _parse(code)
+    return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)) \
+        if tree else frozenset()
+
+
 def dplib_source(code: str) -> tuple[str, str] | None:
     """``(name, source)`` of the dplib function a solution cell implements, or None."""
     import dplib
@@ -37,26 +73,66 @@ def dplib_source(code: str) -> tuple[str, str] | None:
     for name in _defined_functions(code):
         function = getattr(dplib, name, None)
         if inspect.isfunction(function):
-            try:
-                return f"dplib.{name}", inspect.getsource(function)
-            except (OSError, TypeError):
-                continue
+            return f"dplib.{name}", inspect.getsource(function)
     return None
+
+
+def dplib_functions(name: str) -> dict[str, str]:
+    """``qualified name -> source`` of ``dplib.<name>`` and of every dplib function it calls, transitively.
+
+    A student who pastes dplib's implementation pastes its helpers too (``_require_epsilon``,
+    ``_laplace_noise``, ...), under any name, as functions of their own or inlined: the copy
+    is compared with all of them. Empty if dplib has no function ``name``.
+
+    Raises
+    ------
+    OSError
+        If the source of a dplib function cannot be read (the comparison cannot be made).
+    """
+    import dplib
+
+    first = getattr(dplib, name, None)
+    if not inspect.isfunction(first):
+        return {}
+    found: dict[str, str] = {}
+    pending = [first]
+    while pending:
+        function = inspect.unwrap(pending.pop())
+        key = f"{function.__module__}.{function.__qualname__}"
+        if key in found:
+            continue
+        found[key] = textwrap.dedent(inspect.getsource(function))
+        for node in ast.walk(ast.parse(found[key])):
+            candidate = None
+            if isinstance(node, ast.Name):
+                candidate = function.__globals__.get(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                owner = function.__globals__.get(node.value.id)
+                if inspect.ismodule(owner) and owner.__name__.split(".")[0] == "dplib":
+                    candidate = getattr(owner, node.attr, None)
+            if inspect.isfunction(candidate) and candidate.__module__.split(".")[0] == "dplib" \
+                    and not candidate.__module__.startswith("dplib.testing"):
+                pending.append(candidate)
+    return found
 
 
 def minimum_sizes(source) -> dict[str, int]:
     """``grade_id -> normalized tokens`` of the reference solution of every exercise of ``source``.
 
-    Exercises below :data:`MIN_TOKENS` are never reported as copies.
+    Exercises below :data:`MIN_TOKENS` are never reported as copies; below
+    :data:`REFERENCE_MIN_TOKENS`, never as copies of the reference.
     """
-    return {name: len(normalize(code)) for name, code in solution_cells(source).items()}
+    return {name: len(normalize(code, _top_level_names(code))) for name, code in solution_cells(source).items()}
 
 
 @dataclass(frozen=True)
 class Match:
-    """A solution cell that matches another submission's, or dplib's implementation.
+    """A solution cell that matches another submission's, dplib's implementation or the instructor's reference.
 
-    ``other`` is a student id, or ``dplib.<function>``; ``score`` is in [0, 1].
+    ``kind`` is :data:`CLASSMATE` (``other`` is a student id), :data:`DPLIB` (``other`` is
+    ``dplib.<function>``), :data:`REFERENCE` (``other`` is ``"reference"``) or
+    :data:`UNCHECKED` (the comparison of ``student``'s cell ``grade_id`` could not be made;
+    ``other`` says why); ``score`` is in [0, 1].
     """
 
     assignment: str
@@ -66,18 +142,31 @@ class Match:
     score: float
     code: str
     other_code: str
+    kind: str = CLASSMATE
 
     def flag(self, earlier: bool = False) -> str:
         """The review flag of ``student`` (``"kind: reason"``); ``earlier``: the other handed in first."""
-        if self.other.startswith("dplib."):
+        if self.kind == DPLIB:
             return f"copy: {self.grade_id} matches dplib's implementation {self.other} (similarity {self.score:.2f})"
+        if self.kind == REFERENCE:
+            return f"copy: {self.grade_id} matches the instructor's reference solution (similarity {self.score:.2f})"
+        if self.kind == UNCHECKED:
+            return (f"copy check: could not compare {self.grade_id or 'this notebook'} ({self.other}): a person must "
+                    "compare it")
         what = "the earlier submission of" if earlier else "the submission of"
         return f"copy: {self.grade_id} matches {what} {self.other} (similarity {self.score:.2f})"
 
 
+def _unchecked(assignment: str, grade_id: str, student: str, error: BaseException, code: str = "") -> Match:
+    message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    message = message if len(message) <= 160 else message[:157] + "..."
+    return Match(assignment, grade_id, student, message, 0.0, code, "", UNCHECKED)
+
+
 def find_matches(submissions: dict[str, object], source, assignment: str = "", threshold: float = THRESHOLD,
-                 min_tokens: int = MIN_TOKENS) -> list[Match]:
-    """Pairs of solution cells above ``threshold``, and cells that copy dplib's implementation.
+                 min_tokens: int = MIN_TOKENS, reference_threshold: float = REFERENCE_THRESHOLD,
+                 reference_min_tokens: int = REFERENCE_MIN_TOKENS) -> list[Match]:
+    """Pairs of solution cells above ``threshold``, and cells that copy dplib's implementation or the reference.
 
     Parameters
     ----------
@@ -89,40 +178,110 @@ def find_matches(submissions: dict[str, object], source, assignment: str = "", t
         Jaccard similarity (classmates) or containment (dplib) from which a cell is reported.
     min_tokens : int
         Exercises whose reference solution has fewer normalized tokens are skipped.
+    reference_threshold, reference_min_tokens : float, int
+        A cell holding at least ``reference_threshold`` of the reference's fingerprints, on an
+        exercise whose reference has at least ``reference_min_tokens`` tokens, is a copy of it.
+
+    A submission (or one of its cells) that cannot be compared gives an :data:`UNCHECKED`
+    match with the reason, never silence. Errors in the instructor's notebook or in dplib
+    propagate: the whole comparison could not be made.
     """
-    references = {name: fingerprints(normalize(code)) for name, code in solution_cells(source).items()}
+    reference_code = solution_cells(source)
+    exported = {name: _top_level_names(code) for name, code in reference_code.items()}
+    references = {name: cell_fingerprints(code, exported[name]) for name, code in reference_code.items()}
+    reference_units = {name: statement_fingerprints(code, exported[name]) for name, code in reference_code.items()}
     sizes = minimum_sizes(source)
+    matches: list[Match] = []
     cells: dict[str, dict[str, tuple[str, frozenset]]] = {}
+    units: dict[tuple[str, str], frozenset] = {}
     for student, notebook in submissions.items():
         try:
             found = solution_cells(notebook, source)
-        except Exception:  # unreadable: the grader reports it
+            everything = {name: code for name, code, _ in student_cells(notebook, source)}
+        except Exception as error:  # noqa: BLE001 -- an UNCHECKED match, never dropped (fail closed)
+            matches.append(_unchecked(assignment, "", student, error))
             continue
-        cells[student] = {name: (code, fingerprints(normalize(code))) for name, code in found.items()
-                          if sizes.get(name, 0) >= min_tokens and len(normalize(code)) >= min_tokens}
-    matches = []
-    dplib_prints: dict[str, tuple[str, str, frozenset]] = {}
+        cells[student] = {}
+        read: dict[str, frozenset[str]] = {}
+        for name, code in everything.items():
+            try:
+                read[name] = _read_names(code)
+            except Exception:  # noqa: BLE001 -- a cell too deep to parse reads nothing we know of; if it is a
+                read[name] = frozenset()  # solution cell, it is reported UNCHECKED below
+        for grade_id, code in found.items():
+            if sizes.get(grade_id, 0) < min_tokens:
+                continue
+            try:
+                elsewhere = frozenset().union(*[names for n, names in read.items() if n != grade_id])
+                names = exported.get(grade_id, frozenset()) | elsewhere
+                if len(normalize(code, names)) >= min_tokens:
+                    cells[student][grade_id] = (code, cell_fingerprints(code, names))
+                    units[student, grade_id] = statement_fingerprints(code, names)
+            except Exception as error:  # noqa: BLE001 -- e.g. RecursionError in the parser: UNCHECKED
+                matches.append(_unchecked(assignment, grade_id, student, error, code))
+    libraries = {grade_id: _library(code, reference_code.get(grade_id, "")) for grade_id, code in reference_code.items()}
     for student in sorted(cells):
         for grade_id, (code, prints) in sorted(cells[student].items()):
-            if grade_id not in dplib_prints:
-                found = dplib_source(code) or dplib_source(solution_cells(source).get(grade_id, ""))
-                dplib_prints[grade_id] = (found[0], found[1], fingerprints(normalize(found[1]))) if found else None
-            if dplib_prints[grade_id] is None:
+            reference = references.get(grade_id, frozenset())
+            if sizes.get(grade_id, 0) >= reference_min_tokens:
+                score = containment(reference, prints)
+                if score >= reference_threshold:
+                    matches.append(Match(assignment, grade_id, student, REFERENCE, round(score, 3), code,
+                                         reference_code[grade_id], REFERENCE))
+                    continue
+            library = libraries.get(grade_id) or _library(code, "")
+            if library is None:
                 continue
-            name, library_code, library = dplib_prints[grade_id]
-            score = containment(prints, library)
-            if score >= threshold and score > containment(prints, references.get(grade_id, frozenset())):
-                matches.append(Match(assignment, grade_id, student, name, round(score, 3), code, library_code))
+            name, library_code, library_prints, library_units = library
+            # in sequence (a pasted body) or statement by statement (helpers inlined or split off)
+            score = max(_dplib_score(prints, library_prints, reference),
+                        _dplib_score(units[student, grade_id], library_units, reference_units.get(grade_id, frozenset())))
+            if score >= threshold:
+                matches.append(Match(assignment, grade_id, student, name, round(score, 3), code, library_code, DPLIB))
     for first, second in combinations(sorted(cells), 2):
         for grade_id in sorted(set(cells[first]) & set(cells[second])):
             (code_a, a), (code_b, b) = cells[first][grade_id], cells[second][grade_id]
             score = jaccard(a, b)
+            library = libraries.get(grade_id)
             if score >= threshold and not _common_source(a, b, references.get(grade_id, frozenset()),
-                                                         (dplib_prints.get(grade_id) or (None, None, frozenset()))[2],
-                                                         score, threshold):
+                                                         library[2] if library else frozenset(), score, threshold):
                 matches.append(Match(assignment, grade_id, first, second, round(score, 3), code_a, code_b))
                 matches.append(Match(assignment, grade_id, second, first, round(score, 3), code_b, code_a))
     return matches
+
+
+def _dplib_score(mine: frozenset, library: frozenset, reference: frozenset) -> float:
+    """How much of a cell is dplib's: the share of its fingerprints in dplib's, if that is more than its share in
+    the reference and at least :data:`DPLIB_EVIDENCE` of them are dplib's and not the reference's; else 0.
+
+    The reference solutions are close to dplib's functions (they compute the same thing):
+    an honest answer that drifts from the reference shares a few lines with dplib by chance
+    (at most 6 fingerprints on the right-but-different answers of ``tests/variant_cases`` and
+    the honest students of ``make demo``); a copy of dplib brings dozens (a pasted
+    ``laplace_mech`` with its helpers 105, inlined 25).
+    """
+    score = containment(mine, library)
+    return score if score > containment(mine, reference) and len((mine & library) - reference) >= DPLIB_EVIDENCE else 0.0
+
+
+def _library(code: str, reference: str) -> tuple[str, str, frozenset, frozenset] | None:
+    """``(dplib.<name>, sources, fingerprints, statement fingerprints)`` of dplib's implementation of the
+    functions ``code`` (or ``reference``) defines, with every dplib function they call; None if dplib has none."""
+    for name in _defined_functions(code) + _defined_functions(reference):
+        found = _library_of(name)
+        if found is not None:
+            return found
+    return None
+
+
+@lru_cache(maxsize=None)
+def _library_of(name: str) -> tuple[str, str, frozenset, frozenset] | None:
+    functions = dplib_functions(name)
+    if not functions:
+        return None
+    prints = frozenset().union(*[cell_fingerprints(text) for text in functions.values()])
+    units = frozenset().union(*[statement_fingerprints(text) for text in functions.values()])
+    return f"dplib.{name}", "\n\n".join(functions.values()), prints, units
 
 
 def _common_source(a: frozenset, b: frozenset, reference: frozenset, library: frozenset, score: float,
@@ -130,8 +289,8 @@ def _common_source(a: frozenset, b: frozenset, reference: frozenset, library: fr
     """Whether what two cells share is explained by a source both had: the reference solution or dplib.
 
     Both are copies of dplib's function (each reported as such); or both are built on the
-    reference and what each added to it is not alike; or they are no closer to each other than
-    to the reference.
+    reference and what each added to it is not alike (copies of the reference itself are
+    reported as such); or they are no closer to each other than to the reference.
     """
     if library and containment(a, library) >= threshold and containment(b, library) >= threshold:
         return True
@@ -141,7 +300,10 @@ def _common_source(a: frozenset, b: frozenset, reference: frozenset, library: fr
 
 
 def course_matches(root: Path, assignment: str, **kwargs) -> list[Match]:
-    """:func:`find_matches` over every ``submitted/<student>/<assignment>/*.ipynb`` of a course folder."""
+    """:func:`find_matches` over every ``submitted/<student>/<assignment>/*.ipynb`` of a course folder.
+
+    A notebook that is not a JSON object is left out: the grader reports it as unreadable.
+    """
     root = Path(root)
     matches = []
     for source in sorted((root / "source" / assignment).glob("*.ipynb")):
@@ -149,9 +311,11 @@ def course_matches(root: Path, assignment: str, **kwargs) -> list[Match]:
         readable = {}
         for student, path in submissions.items():
             try:
-                readable[student] = _read(path)
-            except Exception:
+                notebook = _read(path)
+            except (OSError, ValueError):  # not a file, not JSON: the grader reports it
                 continue
+            if isinstance(notebook, dict):
+                readable[student] = notebook
         matches += find_matches(readable, source, assignment, **kwargs)
     return matches
 
@@ -173,15 +337,17 @@ def copy_flags(matches: list[Match], submitted_at: dict[str, datetime] | None = 
     """``(student, assignment) -> review flags`` of the students in ``matches``.
 
     A pair of classmates flags only the one who handed in later when ``submitted_at`` (see
-    :func:`submission_times`) tells the two apart; a match with dplib always flags the student.
+    :func:`submission_times`) tells the two apart; a match with dplib or the reference, and a
+    submission that could not be compared, always flag the student.
     """
     times = submitted_at or {}
     flags: dict[tuple[str, str], list[str]] = {}
     for match in matches:
-        first = None if match.other.startswith("dplib.") else _handed_in_first(match.student, match.other, times)
+        first = _handed_in_first(match.student, match.other, times) if match.kind == CLASSMATE else None
         if first == match.student:
             continue  # handed in first: likely the source; the pair is in the report
-        flags.setdefault((match.student, match.assignment), []).append(match.flag(earlier=first == match.other))
+        flag = match.flag(earlier=first == match.other).replace(";", ",")  # grades.csv joins flags with "; "
+        flags.setdefault((match.student, match.assignment), []).append(flag)
     return {key: tuple(dict.fromkeys(value)) for key, value in flags.items()}
 
 

@@ -11,16 +11,18 @@ from pathlib import Path
 import nbformat
 import numpy as np
 
+from dpgrader.copying import COPIERS, ENDINGS, honest_answer
 from dpgrader.hostile import ATTACKS
 
 # kind -> (share of submissions, what it is)
 KINDS = {
-    "correct": (0.34, "the reference solution"),
+    "correct": (0.34, "a correct answer written their own way (the reference rewritten, dpgrader.copying.own_way)"),
     "partial": (0.22, "about half of the exercises solved"),
     "empty": (0.05, "the untouched release"),
     "wrong": (0.07, "every function returns 0"),
-    "warnings": (0.05, "correct, but the functions emit warnings and print to stderr"),
-    "messy": (0.05, "correct, with a test cell deleted, one copy-pasted without metadata, a solution duplicated"),
+    "warnings": (0.05, "correct (their own way), but the functions emit warnings and print to stderr"),
+    "messy": (0.05, "correct (their own way), with a test cell deleted, one copy-pasted without metadata, a solution "
+                    "duplicated"),
     "delegates": (0.04, "calls dplib's own implementation"),
     "monkeypatch": (0.04, "wrong answers plus rebinding abs, numpy.allclose and check_close"),
     "infinite_loop": (0.03, "correct, with an infinite loop after one definition"),
@@ -29,9 +31,11 @@ KINDS = {
     "hostile": (0.06, "the untouched release plus one attack of dpgrader.hostile (sandboxed: earns 0)"),
     "missing": (0.05, "nothing submitted"),
     # copy detection (dpgrader.similarity, demo/similarity/<assignment>.html)
-    "copies_classmate": (0.03, "a classmate's answers (written their own way), renamed and reformatted"),
-    "copies_dplib": (0.03, "dplib's own functions pasted in, renamed"),
+    "copies_classmate": (0.03, "a classmate's answers, renamed, reformatted and padded with unused statements"),
+    "copies_dplib": (0.03, "dplib's own functions pasted in with their helpers, all renamed"),
+    "leaked_key": (0.03, "the instructor's reference solution (a leaked key), renamed, reformatted and padded"),
 }
+
 STUB = "raise NotImplementedError()"
 
 
@@ -103,27 +107,6 @@ def _wrong(stub: str, reference: str) -> str:
     return "\n".join(lines)
 
 
-def _with_warnings(code: str, rng: np.random.Generator) -> str:
-    """Reference code whose function bodies first warn, divide by zero in numpy and print to stderr.
-
-    Each student's debugging lines carry numbers of their own, as real ones would: two such
-    students hand in the reference plus *different* lines, so copy detection has nothing to report.
-    """
-    out = []
-    for line in code.split("\n"):
-        out.append(line)
-        match = re.match(r"(\s*)def \w+\(.*\):\s*$", line)
-        if match:
-            indent = match.group(1) + "    "
-            n = int(rng.integers(2, 10**6))
-            out.append(
-                f"{indent}import sys, warnings, numpy; warnings.warn('checking my work', UserWarning, stacklevel={n % 3 + 1}); "
-                f"numpy.log(numpy.zeros({n % 97 + 1})); print('debug', {n}, file=sys.stderr)"
-            )
-    # the docstring must stay first for readability only; Python accepts statements before it
-    return "\n".join(out)
-
-
 def make_submission(kind: str, release: Path, source: Path, rng: np.random.Generator) -> str | None:
     """The text of a made-up ``.ipynb`` of the given kind (None for ``missing``)."""
     if kind == "missing":
@@ -142,7 +125,7 @@ def make_submission(kind: str, release: Path, source: Path, rng: np.random.Gener
     solve = set(range(len(code_solutions)))
     if kind == "partial":
         solve = set(rng.choice(len(code_solutions), size=max(1, len(code_solutions) // 2), replace=False).tolist())
-    if kind in ("copies_classmate", "copies_dplib"):
+    if kind in COPIERS:
         kind = "correct"  # rewritten by dpgrader.copying.copy_submissions once the whole class exists
     for index, cell in enumerate(code_solutions):
         answer = _solution_code(reference[_grade_id(cell)])
@@ -154,7 +137,7 @@ def make_submission(kind: str, release: Path, source: Path, rng: np.random.Gener
             names = [n for n in _defined_names(answer) if hasattr(dplib, n)]
             cell.source = "\n".join(f"{n} = dplib.{n}" for n in names) if names else cell.source
         elif index in solve:
-            cell.source = _with_warnings(answer, rng) if kind == "warnings" else answer
+            cell.source = honest_answer(kind, answer, rng)
     for cell in solutions:
         if cell.cell_type == "markdown" and kind not in ("partial",):
             cell.source = "Differential privacy bounds what any one person's data can change in the output."
@@ -165,7 +148,7 @@ def make_submission(kind: str, release: Path, source: Path, rng: np.random.Gener
         )
     if kind in ("infinite_loop", "kernel_dies") and code_solutions:
         victim = code_solutions[int(rng.integers(len(code_solutions)))]
-        victim.source += "\nwhile True:\n    pass\n" if kind == "infinite_loop" else "\nimport os\nos._exit(1)\n"
+        victim.source += ENDINGS[kind]
     if kind == "messy":
         tests = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"
                  and not c.metadata["nbgrader"].get("solution")]
