@@ -457,20 +457,3 @@ def test_the_code_of_a_timing_magic_is_located_on_its_cell_line():
     assert (flag.line, flag.kind) == (3, "introspection")
     (flag,) = flags_of("%%time\nx = 1\nimport gc\n")
     assert (flag.line, flag.kind) == (3, "introspection")
-
-
-def test_code_outside_the_notebooks_is_named_for_a_person_to_read(tmp_path):
-    """A cell can ``import helper`` (the kernel runs in the submission's folder): the review does not read helper.py."""
-    from dpgrader.review import unreviewed_code
-
-    (tmp_path / "02_laplace.ipynb").write_text("{}")
-    (tmp_path / "timestamp.txt").write_text("2025-03-01 12:00:00")
-    (tmp_path / "data.csv").write_text("a,b")
-    assert unreviewed_code(tmp_path) == ()
-    (tmp_path / "helper.py").write_text("import gc")
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "pkg" / "other.ipynb").write_text("{}")
-    assert unreviewed_code(tmp_path) == tuple(
-        f"review: the submission holds {name}, code the review does not read (a cell can import or run it): "
-        "a person must read it" for name in ("helper.py", "pkg/__init__.py", "pkg/other.ipynb"))

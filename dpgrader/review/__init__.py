@@ -41,8 +41,7 @@ the kernel's ``compile``) or the walk fails on gets ``"review: could not finish 
 a person must read this cell"``, and the other cells are still reviewed. The walk and the
 name resolution use explicit stacks, never recursion, so no depth a student writes reaches
 Python's recursion limit. Only a notebook that is not JSON is left to the grader (its
-``unreadable`` status). Code a submission holds outside its notebooks (``helper.py``, which a
-cell can import) is named by :func:`unreviewed_code`: a person must read it.
+``unreadable`` status).
 
 The review is cut in seven modules: :mod:`.rules` (what is suspicious, and :class:`Flag`),
 :mod:`.resolver` (aliases and constant strings), :mod:`.cells` (which cells are the
@@ -52,16 +51,8 @@ entry points re-exported here).
 """
 
 from dpgrader.review.cells import _parse, _read, student_cells  # noqa: F401 (similarity uses _parse, _read)
-from dpgrader.review.notebook import (  # noqa: F401
-    REVIEW_HEADING,
-    comment_in_gradebook,
-    review_flags,
-    review_notebook,
-    unfinished,
-    unreviewed_code,
-)
+from dpgrader.review.notebook import REVIEW_HEADING, comment_in_gradebook, review_flags, review_notebook, unfinished  # noqa: F401
 from dpgrader.review.resolver import constant_value
 from dpgrader.review.rules import Flag
 
-__all__ = ["Flag", "review_notebook", "review_flags", "unreviewed_code", "student_cells", "constant_value",
-           "comment_in_gradebook"]
+__all__ = ["Flag", "review_notebook", "review_flags", "student_cells", "constant_value", "comment_in_gradebook"]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from dpgrader.review.cells import _instructor_code, _parse, _read, student_cells
 from dpgrader.review.reviewer import _Reviewer
 from dpgrader.review.rules import Flag
@@ -70,24 +68,6 @@ def review_flags(notebook_path, instructor=None) -> tuple[str, ...]:
         message = str(unfinished("", error).reason).replace("this cell", "this notebook")
         return (f"review: {message}".replace(";", ","),)
     return tuple(dict.fromkeys(str(flag).replace(";", ",") for flag in flags))
-
-
-#: Files a kernel can run (``import helper``, ``%run helper.py``, a ``.pth`` file): code outside the notebooks.
-CODE_SUFFIXES = (".py", ".pyw", ".pyc", ".pyx", ".pyd", ".so", ".pth", ".ipy")
-
-
-def unreviewed_code(submission: Path) -> tuple[str, ...]:
-    """Flags for the files of a submission folder that hold code the review does not read.
-
-    A cell can ``import helper`` (the kernel runs in the submission's folder) or ``%run``
-    it; only the notebooks at the top of the folder are reviewed. Every ``.py`` (and other
-    importable) file, and every notebook in a subfolder, is named: a person must read it.
-    """
-    folder = Path(submission)
-    found = [path for path in sorted(folder.rglob("*")) if path.is_file() and (
-        path.suffix in CODE_SUFFIXES or (path.suffix == ".ipynb" and path.parent != folder))]
-    return tuple(f"review: the submission holds {path.relative_to(folder)}, code the review does not read "
-                 "(a cell can import or run it): a person must read it" for path in found)
 
 
 REVIEW_HEADING = "**Automatic review** (for the instructor to check; not a grade):"
