@@ -10,7 +10,6 @@ import os
 import re
 import secrets
 import shutil
-import sys
 import tempfile
 import warnings
 from pathlib import Path
