@@ -27,6 +27,12 @@ Re-exported here, imported with the package (numpy, pandas and scipy only):
   ``noisy_histogram``, ``averaging_attack``, ``averaging_attack_tail``, ``PrivacyAccountant``,
   ``BudgetExceededError``, ``above_threshold``, ``above_threshold_probabilities``;
 - attacks: ``uniqueness``, ``reidentify``, ``differencing_attack``;
+- auditing (11): ``clopper_pearson``, ``epsilon_lower_bound``, ``event_counts``, ``audit_events``,
+  ``EventAudit``, ``audit_threshold``, ``audit_vendors``, ``detection_probability``, ``miss_probability``;
+  the vendor mechanisms ``vendor_mechanisms``, ``Vendor``; the floating-point attack and its fixes
+  ``textbook_laplace``, ``textbook_laplace_output``, ``can_produce``, ``grid_laplace``,
+  ``opendp_laplace``, ``opendp_laplace_epsilon``; the reconstruction attack ``subset_queries``,
+  ``answer_queries``, ``reconstruct``, ``reconstruction_accuracy``;
 - data: ``load_adult``, ``load_adult_with_pii``, ``load_voter_roll``, ``age_sex_categories``,
   ``demo_picture``.
 
@@ -39,7 +45,8 @@ on first use, so ``import dplib`` does not pay for matplotlib and ipywidgets:
 
 The others: ``datasets``, ``laplace``, ``randomized_response``, ``kary_randomized_response``,
 ``channels``, ``estimators``, ``kary_estimators``, ``experiments``, ``exponential``,
-``fairness``, ``privacy_loss``, ``attacks``, ``images``, ``composition``, ``sparse_vector``, ``gaussian``, ``learning``;
+``fairness``, ``privacy_loss``, ``attacks``, ``images``, ``composition``, ``sparse_vector``, ``gaussian``, ``learning``,
+``auditing``, ``vendors``, ``floating_point``, ``reconstruction``;
 the grading platform is a package of its own, `dpgrader`, which no notebook imports.
 """
 
@@ -47,6 +54,17 @@ import importlib
 
 from dplib import datasets
 from dplib.attacks import differencing_attack, reidentify, uniqueness
+from dplib.auditing import (
+    EventAudit,
+    audit_events,
+    audit_threshold,
+    audit_vendors,
+    clopper_pearson,
+    detection_probability,
+    epsilon_lower_bound,
+    event_counts,
+    miss_probability,
+)
 from dplib.channels import (
     COIN_RR_EPSILON,
     alpha_beta_epsilon,
@@ -88,6 +106,14 @@ from dplib.exponential import (
     score_sensitivity_of_proportion,
 )
 from dplib.fairness import group_outcome_probabilities
+from dplib.floating_point import (
+    can_produce,
+    grid_laplace,
+    opendp_laplace,
+    opendp_laplace_epsilon,
+    textbook_laplace,
+    textbook_laplace_output,
+)
 from dplib.gaussian import (
     advanced_composition_epsilon,
     analytic_gaussian_sigma,
@@ -115,6 +141,8 @@ from dplib.laplace import (
 from dplib.learning import adult_learning_data, private_accuracy, privatize_columns, train_and_score
 from dplib.privacy_loss import max_privacy_loss, privacy_loss_per_output, satisfies_dp
 from dplib.randomized_response import coin_rr, privatize_image, rand_resp
+from dplib.reconstruction import answer_queries, reconstruct, reconstruction_accuracy, subset_queries
+from dplib.vendors import Vendor, vendor_mechanisms
 
 __version__ = "0.1.0"
 

@@ -27,12 +27,16 @@ AveragingExplorer (:mod:`dplib.widgets.composition`)
 CompositionExplorer (:mod:`dplib.widgets.approximate_dp`)
     per-query epsilon and delta, k queries; total epsilon under basic composition,
     advanced composition and zCDP.
+AuditExplorer (:mod:`dplib.widgets.auditing`)
+    a vendor mechanism, its claimed epsilon and the number of runs; the output histograms on
+    two neighbours, the chosen event and the lower bound on epsilon with its interval.
 
 Adding a lecture's explorer is adding one module here and one import line below.
 """
 
 from dplib.widgets.composition import BUDGETS, EPSILONS, AveragingExplorer, AveragingView, averaging_view
 from dplib.widgets.approximate_dp import ACCOUNTINGS, CompositionExplorer, CompositionView, composition_view
+from dplib.widgets.auditing import AuditExplorer, AuditView, audit_view
 from dplib.widgets.estimation import EstimationExplorer, EstimationView, estimation_view
 from dplib.widgets.fairness import SCORINGS, FairnessExplorer, FairnessView, fairness_view
 from dplib.widgets.laplace import LaplaceExplorer, LaplaceView, laplace_view

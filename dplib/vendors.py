@@ -1,0 +1,184 @@
+r"""Eight "vendor" mechanisms that all claim ε-DP: three keep the promise, five break it as real code does.
+
+Each :class:`Vendor` bundles a mechanism ``mechanism(data, size=None, rng=None)`` (``size`` independent
+releases on ``data``), the ε it claims, and an audit plan: two neighbouring datasets ``d`` and
+``d_prime`` (``d_prime`` adds one record) and the thresholds to try as events. The names are letters,
+so that an audit, not the name, says which is which; :data:`DEFECTS` and :data:`TRUE_EPSILON` give
+the answers (on the planned pair, under add/remove neighbours):
+
+====  ==========================================  ===========  ==========================================
+name  mechanism                                   claimed ε    true ε on the pair
+====  ==========================================  ===========  ==========================================
+A     count + Laplace(1/ε)                        1            1
+B     sum clamped to [0, 2] + Laplace(2·ε)        0.5          2 (scale sensitivity·ε, not sensitivity/ε)
+C     count + discrete Laplace, P(k) ∝ e^(−ε|k|)  0.5          0.5
+D     count + noise drawn once, reused            1            ∞ (the outputs never change)
+E     sum clamped to [0, 1] + Laplace(1/ε)        0.5          0.5
+F     sum "clamped to [0, 1]" + Laplace(1/ε)      0.5          2.5 on this pair; ∞ over all (no clamp)
+G     clamped sum + Laplace(max(data)/ε)          1            ∞ (noise scale read off the data)
+H     count + textbook float Laplace(1/ε)         1            ∞ (gaps in the doubles; see floating_point)
+====  ==========================================  ===========  ==========================================
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from dplib._validation import _require_binary, _require_epsilon, _require_numeric_array
+from dplib.floating_point import textbook_laplace
+
+__all__ = ["Vendor", "vendor_mechanisms"]
+
+#: What is wrong with each vendor (``None``: nothing).
+DEFECTS = {
+    "A": None,
+    "B": "noise scale sensitivity * epsilon instead of sensitivity / epsilon",
+    "C": None,
+    "D": "noise drawn once and reused for every release",
+    "E": None,
+    "F": "the clamp to [0, 1] is missing",
+    "G": "noise scale computed from the data (its largest value)",
+    "H": "textbook Laplace sampler on doubles: gaps in its outputs reveal the input",
+}
+
+#: The true epsilon of each vendor on its planned pair (d, d_prime): |shift| / scale for Laplace noise.
+TRUE_EPSILON = {
+    "A": 1.0,  # shift 1, scale 1/1
+    "B": 2.0,  # shift 2, scale 2 * 0.5 = 1
+    "C": 0.5,  # discrete Laplace: P(k) / P(k + 1) = e^0.5
+    "D": math.inf,  # disjoint outputs: count_d + b and count_d_prime + b
+    "E": 0.5,  # the record 5.0 is clamped to 1: shift 1, scale 2
+    "F": 2.5,  # the record 5.0 is not clamped: shift 5, scale 2
+    "G": math.inf,  # scales 0.3 and 1.0: the log-ratio of the densities grows without bound
+    "H": math.inf,  # an output possible from d but not from d_prime has ratio inf
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Vendor:
+    """A mechanism that claims ``claimed_epsilon``-DP, with a plan to audit it (a neighbouring pair, thresholds)."""
+
+    name: str
+    claim: str
+    claimed_epsilon: float
+    mechanism: Callable
+    d: np.ndarray
+    d_prime: np.ndarray
+    thresholds: np.ndarray
+
+
+def _noise_size(size):
+    return () if size is None else size
+
+
+def _release(answer: float, noise):
+    released = answer + np.asarray(noise, dtype=float)
+    return float(released) if released.ndim == 0 else released
+
+
+def laplace_count(data, size=None, rng=None, *, epsilon: float):
+    """Number of 1s in ``data`` plus Laplace noise of scale 1 / epsilon (correct)."""
+    rng = np.random.default_rng(rng)
+    return _release(float(_require_binary(data, "data").sum()), rng.laplace(0.0, 1.0 / epsilon, _noise_size(size)))
+
+
+def geometric_count(data, size=None, rng=None, *, epsilon: float):
+    """Number of 1s plus two-sided geometric noise, P(k) proportional to e^(-epsilon |k|) (correct)."""
+    rng = np.random.default_rng(rng)
+    success = -math.expm1(-epsilon)
+    shape = _noise_size(size)
+    return _release(float(_require_binary(data, "data").sum()), rng.geometric(success, shape) - rng.geometric(success, shape))
+
+
+def clamped_sum(data, size=None, rng=None, *, epsilon: float, upper: float):
+    """Sum of the values clamped to [0, upper] plus Laplace noise of scale upper / epsilon (correct)."""
+    rng = np.random.default_rng(rng)
+    total = float(np.clip(_require_numeric_array(data, "data"), 0.0, upper).sum())
+    return _release(total, rng.laplace(0.0, upper / epsilon, _noise_size(size)))
+
+
+def scale_times_epsilon_sum(data, size=None, rng=None, *, epsilon: float, upper: float):
+    """Clamped sum plus Laplace noise of scale upper * epsilon: the sensitivity multiplied instead of divided."""
+    rng = np.random.default_rng(rng)
+    total = float(np.clip(_require_numeric_array(data, "data"), 0.0, upper).sum())
+    return _release(total, rng.laplace(0.0, upper * epsilon, _noise_size(size)))
+
+
+def unclamped_sum(data, size=None, rng=None, *, epsilon: float, upper: float):
+    """Sum plus Laplace noise of scale upper / epsilon, calibrated to values in [0, upper] it never clamps to."""
+    rng = np.random.default_rng(rng)
+    total = float(_require_numeric_array(data, "data").sum())
+    return _release(total, rng.laplace(0.0, upper / epsilon, _noise_size(size)))
+
+
+def data_scaled_sum(data, size=None, rng=None, *, epsilon: float):
+    """Sum clamped to [0, 1] plus Laplace noise of scale max(data) / epsilon: the sensitivity read off the data."""
+    rng = np.random.default_rng(rng)
+    values = np.clip(_require_numeric_array(data, "data"), 0.0, 1.0)
+    return _release(float(values.sum()), rng.laplace(0.0, float(values.max()) / epsilon, _noise_size(size)))
+
+
+def float_laplace_count(data, size=None, rng=None, *, epsilon: float):
+    """Number of 1s plus Laplace noise from the textbook sampler on doubles (:func:`dplib.floating_point.textbook_laplace`)."""
+    count = float(_require_binary(data, "data").sum())
+    released = textbook_laplace(count, 1.0 / epsilon, size=_noise_size(size), rng=rng)
+    return float(released) if np.ndim(released) == 0 else released
+
+
+class ReusedNoiseCount:
+    """Number of 1s plus Laplace noise of scale 1 / epsilon drawn *once*, when the object is made, and reused.
+
+    A real bug (a module-level draw, a cached value, a seed fixed inside the function): every release
+    is the same, so two neighbours give two different, certain answers.
+    """
+
+    def __init__(self, epsilon: float, rng=None):
+        self.epsilon = _require_epsilon(epsilon)
+        self.noise = float(np.random.default_rng(rng).laplace(0.0, 1.0 / self.epsilon))
+
+    def __call__(self, data, size=None, rng=None):
+        return _release(float(_require_binary(data, "data").sum()), np.full(_noise_size(size), self.noise))
+
+
+def _grid(center: float, half_width: float, step: float = 0.25) -> np.ndarray:
+    return center + np.arange(-half_width, half_width + step / 2, step)
+
+
+def vendor_mechanisms(rng=None) -> list[Vendor]:
+    """The eight vendors A to H with their audit plans (``rng`` draws the noise vendor D reuses).
+
+    Examples
+    --------
+    >>> vendors = vendor_mechanisms(rng=0)
+    >>> [v.name for v in vendors], vendors[0].claim
+    (['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H'], 'count of 1s, epsilon = 1')
+    >>> float(vendors[0].mechanism(vendors[0].d, rng=1)) != float(vendors[0].mechanism(vendors[0].d, rng=2))
+    True
+    """
+    votes = np.array([1] * 40 + [0] * 60)  # 40 people answer yes
+    votes_plus = np.append(votes, 1)  # one more person, who answers yes
+    up_to_two = np.linspace(0.1, 1.9, 30)  # 30 values in [0, 2], sum 30
+    up_to_one = np.linspace(0.05, 0.95, 30)  # 30 values in [0, 1], sum 15
+    small = np.linspace(0.1, 0.3, 21)  # 21 small values, sum 4.2, largest 0.3
+    partial = functools.partial
+    return [
+        Vendor("A", "count of 1s, epsilon = 1", 1.0, partial(laplace_count, epsilon=1.0), votes, votes_plus, _grid(40.5, 8)),
+        Vendor("B", "sum of values clamped to [0, 2], epsilon = 0.5", 0.5,
+               partial(scale_times_epsilon_sum, epsilon=0.5, upper=2.0), up_to_two, np.append(up_to_two, 2.0), _grid(31.0, 8)),
+        Vendor("C", "count of 1s, integer noise, epsilon = 0.5", 0.5, partial(geometric_count, epsilon=0.5),
+               votes, votes_plus, _grid(40.5, 12, step=1.0)),
+        Vendor("D", "count of 1s, epsilon = 1", 1.0, ReusedNoiseCount(1.0, rng=rng), votes, votes_plus, _grid(40.5, 40)),
+        Vendor("E", "sum of values clamped to [0, 1], epsilon = 0.5", 0.5, partial(clamped_sum, epsilon=0.5, upper=1.0),
+               up_to_one, np.append(up_to_one, 5.0), _grid(17.5, 16)),
+        Vendor("F", "sum of values clamped to [0, 1], epsilon = 0.5", 0.5, partial(unclamped_sum, epsilon=0.5, upper=1.0),
+               up_to_one, np.append(up_to_one, 5.0), _grid(17.5, 16)),
+        Vendor("G", "sum of values clamped to [0, 1], epsilon = 1", 1.0, partial(data_scaled_sum, epsilon=1.0),
+               small, np.append(small, 1.0), _grid(4.7, 6, step=0.1)),
+        Vendor("H", "count of 1s, epsilon = 1", 1.0, partial(float_laplace_count, epsilon=1.0), votes, votes_plus,
+               _grid(40.5, 8)),
+    ]
