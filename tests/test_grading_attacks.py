@@ -34,6 +34,7 @@ from helpers.checks import autograded_points
 
 from dpgrader import Course, notebooks_of
 from dpgrader.classroom import grade_class
+from dpgrader.copying import own_way
 from dpgrader.course import REPO_ROOT
 from dpgrader.hostile import ATTACKS, frame_quoting_solution
 from dpgrader.outcomes import Status
@@ -88,6 +89,101 @@ def _with_cell(notebook, source: str, last: bool, copies: int = 1) -> nbformat.N
     return notebook
 
 
+# The student tricks of issue 25 (the grader's second round), each a release with some cells replaced or
+# added: what each must earn at most, and the reason she must be flagged with (None: no flag needed).
+WRONG = {
+    "uniqueness_solution": "def uniqueness(df, columns):\n    return 0.5",
+    "max_privacy_loss_solution": "def max_privacy_loss(p_d, p_d_prime):\n    return math.log(3)",
+    "satisfies_dp_solution": "def satisfies_dp(p_d, p_d_prime, epsilon):\n    return True",
+}
+GC_EDIT = """
+import gc
+noop = lambda *args, **kwargs: None
+for thing in gc.get_objects():
+    if type(thing).__name__ == "Snapshot" and "check_close" in getattr(thing, "names", {}):
+        thing.names["check_close"] = noop
+check_close = noop
+"""
+RENAMED_REFERENCE = {  # the reference renamed, reordered and padded with statements whose value is unused
+    "reidentify_solution": (
+        "def reidentify(released_rows, register, link_on):\n"
+        "    unused = 'padding'\n"
+        "    link_on = list(link_on)\n"
+        "    pass\n"
+        "    names = register.loc[~register.duplicated(link_on, keep=False), link_on + ['Name']]\n"
+        "    len(names)\n"
+        "    single = released_rows[~released_rows.duplicated(link_on, keep=False)]\n"
+        "    return single.merge(names, on=link_on, how='inner')\n"),
+    "max_privacy_loss_solution": (
+        "def max_privacy_loss(first, second):\n"
+        "    first = np.asarray(first, dtype=float)\n"
+        "    'a padding string'\n"
+        "    second = np.asarray(second, dtype=float)\n"
+        "    seen = (first > 0) | (second > 0)\n"
+        "    if ((first[seen] == 0) | (second[seen] == 0)).any():\n"
+        "        return math.inf\n"
+        "    gaps = np.abs(np.log(first[seen]) - np.log(second[seen]))\n"
+        "    return float(gaps.max(initial=0.0))\n"),
+}
+TRICKS = {
+    # (3) a syntax tree too deep for a recursive review, hiding a gc edit of the guard's snapshot (which turns
+    # check_close into a no-op: no defence inside the kernel stops that, the review's flag does)
+    "review_bomb_gc": ({**WRONG}, ["total = " + "+".join(["1"] * 450) + "\n" + GC_EDIT], None, "gc"),
+    # (4) a value that says it equals anything
+    "mock_value": ({"satisfies_dp_solution": "from unittest.mock import MagicMock\n"
+                    "def satisfies_dp(p_d, p_d_prime, epsilon):\n"
+                    "    return MagicMock(**{'__eq__.return_value': True, '__bool__.return_value': True})"},
+                   [], 0.0, "fake value"),
+    # (5) the shared data changed in place, and an answer right for the changed data only
+    "mutates_data": ({"differencing_attack_solution": "def differencing_attack(df, name):\n    return name != 'Bob'"},
+                     ["people.loc[:, 'income'] = '>50K'"], 0.0, None),
+    # (6) the answer computed by a dplib helper of the switched-off function
+    "delegates_helper": ({"max_privacy_loss_solution":
+                          "def max_privacy_loss(p_d, p_d_prime):\n"
+                          "    losses = dplib.privacy_loss_per_output(p_d, p_d_prime)\n"
+                          "    return float(np.abs(losses[~np.isnan(losses)]).max(initial=0.0))"},
+                         [], 0.0, None),
+    # (7) dplib's implementation with its private helpers pasted inline and renamed
+    "inlines_dplib": ({"max_privacy_loss_solution":
+                       "def check_numbers(values, label):\n"
+                       "    arr = np.asarray(values)\n"
+                       "    if arr.dtype.kind not in 'biuf':\n"
+                       "        raise ValueError(f'{label} must hold numbers, got dtype {arr.dtype}')\n"
+                       "    arr = arr.astype(float, copy=False)\n"
+                       "    if not np.isfinite(arr).all():\n"
+                       "        raise ValueError(f'{label} must hold finite numbers (no NaN or inf)')\n"
+                       "    if arr.ndim != 1 or arr.size == 0:\n"
+                       "        raise ValueError(f'{label} must be a non-empty 1-D array, got shape {arr.shape}')\n"
+                       "    if (arr < 0).any() or (arr > 1 + 1e-12).any():\n"
+                       "        raise ValueError(f'{label} must hold probabilities in [0, 1]')\n"
+                       "    return arr\n"
+                       "def max_privacy_loss(a, b):\n"
+                       "    a, b = check_numbers(a, 'p_d'), check_numbers(b, 'p_d_prime')\n"
+                       "    if a.shape != b.shape:\n"
+                       "        raise ValueError(f'p_d and p_d_prime must cover the same outputs, got lengths {a.size} and {b.size}')\n"
+                       "    with np.errstate(divide='ignore', invalid='ignore'):\n"
+                       "        per_output = np.log(a) - np.log(b)\n"
+                       "    per_output = np.abs(per_output[~np.isnan(per_output)])\n"
+                       "    return float(per_output.max(initial=0.0))"},
+                      [], None, "dplib"),
+    # (7) a leaked key: the reference, renamed and padded, handed in by two students
+    "key_holder_1": (RENAMED_REFERENCE, [], None, "instructor's reference"),
+    "key_holder_2": (RENAMED_REFERENCE, [], None, "instructor's reference"),
+}
+HONEST_MAGICS = ["%matplotlib inline", "%timeit -n 1 -r 1 uniqueness(released, ['Zip'])", "!pip list"]
+
+
+def _tricked(course: Course, replacements: dict[str, str], cells: list[str]) -> nbformat.NotebookNode:
+    notebook = _release(course)
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in replacements:
+            cell.source = replacements[grade_id]
+    for code in reversed(cells):
+        notebook.cells.insert(4, nbformat.v4.new_code_cell(code))  # after the read-only imports and data
+    return notebook
+
+
 def _partial(course: Course) -> nbformat.NotebookNode:
     reference = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source
                  for c in nbformat.read(str(SOURCE), as_version=4).cells}
@@ -125,6 +221,15 @@ def attacked(tmp_path_factory):
     }
     for attack in ATTACKS:
         students[f"attacker_{attack.name}"] = _with_cell(_release(course), attack.code(**targets), attack.last, attack.copies)
+    for name, (replacements, cells, _, _) in TRICKS.items():
+        students[name] = _tricked(course, replacements, cells)
+    honest = nbformat.read(str(SOURCE), as_version=4)  # her own answers, with magics an honest student uses
+    for index, cell in enumerate(honest.cells):
+        if cell.metadata.get("nbgrader", {}).get("solution") and cell.cell_type == "code":
+            cell.source = own_way(cell.source, rng=index)
+    for code in HONEST_MAGICS:
+        honest.cells.insert(4, nbformat.v4.new_code_cell(code))
+    students["honest_magics"] = honest
     too_many = _release(course)
     too_many.cells += [nbformat.v4.new_code_cell("pass") for _ in range(1200)]
     students["too_many_cells"] = too_many
@@ -197,6 +302,25 @@ def test_honest_students_get_exactly_their_grade(attacked):
     assert shell.status == Status.OK and _score(course, "$(touch pwned)") == FULL
     assert not list(course.root.rglob("pwned"))
     assert all(o.sandboxed for o in outcomes.values())
+
+
+@pytest.mark.parametrize("student", list(TRICKS))
+def test_a_trick_earns_nothing_or_is_flagged_with_the_reason(attacked, student):
+    course, outcomes, _, _ = attacked
+    _, _, at_most, reason = TRICKS[student]
+    outcome = outcomes[student, ASSIGNMENT]
+    assert outcome.status == Status.OK, outcome
+    if at_most is not None:
+        assert _score(course, student) <= at_most, (student, course.grades(ASSIGNMENT, student))
+    if reason is not None:
+        assert any(reason in flag for flag in outcome.flags), outcome.flags
+
+
+def test_honest_magics_keep_full_marks_and_raise_no_flag(attacked):
+    course, outcomes, _, _ = attacked
+    outcome = outcomes["honest_magics", ASSIGNMENT]
+    assert outcome.status == Status.OK and _score(course, "honest_magics") == FULL, outcome
+    assert outcome.flags == (), outcome.flags
 
 
 @pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])
