@@ -18,6 +18,9 @@ F     sum "clamped to [0, 1]" + Laplace(1/ε)      0.5          2.5 on this pair
 G     clamped sum + Laplace(max(data)/ε)          1            ∞ (noise scale read off the data)
 H     count + textbook float Laplace(1/ε)         1            ∞ (gaps in the doubles; see floating_point)
 ====  ==========================================  ===========  ==========================================
+
+Vendor H counts a rare condition (nobody in ``d`` has it, one person in ``d_prime`` does): the gaps of the
+textbook sampler are widest next to small true answers, so that is where its attack is strongest.
 """
 
 from __future__ import annotations
@@ -165,6 +168,7 @@ def vendor_mechanisms(rng=None) -> list[Vendor]:
     up_to_two = np.linspace(0.1, 1.9, 30)  # 30 values in [0, 2], sum 30
     up_to_one = np.linspace(0.05, 0.95, 30)  # 30 values in [0, 1], sum 15
     small = np.linspace(0.1, 0.3, 21)  # 21 small values, sum 4.2, largest 0.3
+    healthy = np.zeros(30, dtype=int)  # nobody has the condition; d_prime adds one person who does
     partial = functools.partial
     return [
         Vendor("A", "count of 1s, epsilon = 1", 1.0, partial(laplace_count, epsilon=1.0), votes, votes_plus, _grid(40.5, 8)),
@@ -179,6 +183,6 @@ def vendor_mechanisms(rng=None) -> list[Vendor]:
                up_to_one, np.append(up_to_one, 5.0), _grid(17.5, 16)),
         Vendor("G", "sum of values clamped to [0, 1], epsilon = 1", 1.0, partial(data_scaled_sum, epsilon=1.0),
                small, np.append(small, 1.0), _grid(4.7, 6, step=0.1)),
-        Vendor("H", "count of 1s, epsilon = 1", 1.0, partial(float_laplace_count, epsilon=1.0), votes, votes_plus,
-               _grid(40.5, 8)),
+        Vendor("H", "count of a rare condition, epsilon = 1", 1.0, partial(float_laplace_count, epsilon=1.0), healthy,
+               np.append(healthy, 1), _grid(0.5, 8)),
     ]
