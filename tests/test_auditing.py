@@ -1,0 +1,298 @@
+"""dplib.auditing: exact intervals and bounds, the two-stage threshold audit, and the derivations behind 11's hidden tests.
+
+The last section derives the numbers the hidden tests of ``source/11_auditing`` rest on: that a correct audit
+passes them for every seed except with probability below 1e-6 (exact binomial sums, no simulation), and
+that the designs there are the ones derived here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import nbformat
+import numpy as np
+import pytest
+from scipy import special, stats
+
+from dplib.auditing import (
+    EventAudit,
+    audit_events,
+    audit_threshold,
+    audit_vendors,
+    clopper_pearson,
+    detection_probability,
+    epsilon_lower_bound,
+    event_counts,
+    miss_probability,
+)
+from dplib.vendors import Vendor
+
+REPO_NOTEBOOK = "source/11_auditing/11_auditing.ipynb"
+
+
+def noiseless_count(data, size=None, rng=None):
+    count = float(np.sum(data))
+    return count if size is None else np.full(size, count)
+
+
+def laplace_count(data, size=None, rng=None):
+    return np.sum(data) + np.random.default_rng(rng).laplace(0.0, 1.0, size)
+
+
+# --------------------------------------------------------------------------- intervals and bounds
+
+
+@pytest.mark.parametrize("successes, trials, alpha", [(0, 10, 0.05), (3, 10, 0.1), (10, 10, 0.05), (7, 20_000, 1e-7),
+                                                      (19_990, 20_000, 1e-6), (500, 1_000, 0.5)])
+def test_clopper_pearson_is_scipys_exact_interval(successes, trials, alpha):
+    expected = stats.binomtest(successes, trials).proportion_ci(confidence_level=1 - alpha, method="exact")
+    assert clopper_pearson(successes, trials, alpha) == pytest.approx((expected.low, expected.high), rel=1e-8, abs=1e-15)
+
+
+def test_clopper_pearson_ends_in_closed_form():
+    """At k = 0 the high end is 1 - (alpha/2)^(1/n); at k = n the low end is (alpha/2)^(1/n)."""
+    assert clopper_pearson(0, 50, 0.02) == pytest.approx((0.0, 1 - 0.01 ** (1 / 50)), rel=1e-12)
+    assert clopper_pearson(50, 50, 0.02) == pytest.approx((0.01 ** (1 / 50), 1.0), rel=1e-12)
+
+
+def test_clopper_pearson_covers_with_at_least_the_stated_probability():
+    """Exact coverage, summed over every count: at least 1 - alpha, and each end fails at most alpha / 2."""
+    trials, alpha = 40, 0.1
+    counts = np.arange(trials + 1)
+    ends = np.array([clopper_pearson(k, trials, alpha) for k in counts])
+    for p in np.linspace(0.01, 0.99, 37):
+        pmf = stats.binom.pmf(counts, trials, p)
+        assert pmf[ends[:, 0] > p].sum() <= alpha / 2 + 1e-12
+        assert pmf[ends[:, 1] < p].sum() <= alpha / 2 + 1e-12
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: clopper_pearson(11, 10, 0.05), "successes must be an integer in 0..trials = 10, got 11"),
+    (lambda: clopper_pearson(-1, 10, 0.05), "successes must be an integer >= 0"),
+    (lambda: clopper_pearson(1, 0, 0.05), "trials must be an integer >= 1"),
+    (lambda: clopper_pearson(1, 10, 1.0), "alpha must be a number strictly between 0 and 1"),
+    (lambda: epsilon_lower_bound(1, 2.5, 10, 0.05), "successes must be an integer"),
+])
+def test_bad_parameters_are_named(call, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        call()
+
+
+def test_epsilon_lower_bound_uses_the_ends_that_weaken_the_claim():
+    low, _ = clopper_pearson(60, 200, 0.05)
+    _, high = clopper_pearson(20, 200, 0.05)
+    assert epsilon_lower_bound(60, 20, 200, 0.05) == pytest.approx(math.log(low / high))
+    assert epsilon_lower_bound(60, 20, 200, 0.05) < math.log(60 / 20)  # never the point estimate
+    assert math.isfinite(epsilon_lower_bound(200, 0, 200, 0.05))
+    assert epsilon_lower_bound(20, 60, 200, 0.05) == 0.0  # the other direction is another event
+    assert epsilon_lower_bound(200, 200, 200, 0.05) == 0.0  # never negative
+
+
+def test_event_counts_count_both_sides_with_ties():
+    at_least, at_most = event_counts([3.0, 1.0, 2.0, 2.0], [2.0, 0.5, 3.0])
+    assert at_least.tolist() == [3, 4, 1] and at_most.tolist() == [3, 0, 4]
+
+
+# --------------------------------------------------------------------------- the audit
+
+
+def test_audit_events_bounds_the_chosen_event_on_the_estimation_runs_only():
+    """Selection runs that make 'output >= 0.5' look certain on d_prime; estimation runs where it never differs."""
+    selection_d, selection_d_prime = np.zeros(1_000), np.ones(1_000)
+    estimation = np.zeros(1_000)
+    audit = audit_events(selection_d, selection_d_prime, estimation, estimation, [0.5], 0.05)
+    assert isinstance(audit, EventAudit)
+    assert audit.selection_epsilon_lower == pytest.approx(epsilon_lower_bound(1_000, 0, 1_000, 0.05))
+    assert audit.epsilon_lower == 0.0 and audit.successes_numerator == audit.successes_denominator
+
+
+def test_audit_events_reports_the_interval_and_point_estimate():
+    audit = audit_events(np.zeros(100), np.ones(100), np.zeros(100), np.ones(100), [0.5], 0.05)
+    assert (audit.threshold, audit.successes_numerator, audit.successes_denominator) == (0.5, 100, 0)
+    assert audit.epsilon_point == math.inf
+    assert audit.log_ratio_interval.low == pytest.approx(audit.epsilon_lower) and audit.log_ratio_interval.high == math.inf
+    assert tuple(audit.interval_numerator) == clopper_pearson(100, 100, 0.05)
+
+
+def test_audit_events_rejects_unequal_runs():
+    with pytest.raises(ValueError, match="selection runs on d and d_prime must be equally many"):
+        audit_events(np.zeros(10), np.zeros(9), np.zeros(10), np.zeros(10), [0.5], 0.05)
+    with pytest.raises(ValueError, match="thresholds must hold at least one number"):
+        audit_events(np.zeros(10), np.zeros(10), np.zeros(10), np.zeros(10), [], 0.05)
+
+
+def test_audit_threshold_is_reproducible_and_refutes_a_noiseless_count():
+    first = audit_threshold(laplace_count, [1, 0], [1, 0, 1], np.arange(-2, 4), 2_000, 0.05, rng=5)
+    assert first == audit_threshold(laplace_count, [1, 0], [1, 0, 1], np.arange(-2, 4), 2_000, 0.05, rng=5)
+    assert 0.5 < first <= 1.0  # laplace_count is exactly 1-DP
+    bound = audit_threshold(noiseless_count, [1, 0], [1, 0, 1], [0.5, 1.5, 2.5], 500, 0.05, rng=0)
+    assert bound == pytest.approx(epsilon_lower_bound(500, 0, 500, 0.05))
+
+
+def test_audit_threshold_rejects_a_mechanism_that_ignores_size():
+    with pytest.raises(ValueError, match=r"mechanism\(data, size=10\) must return 10 outputs"):
+        audit_threshold(lambda data, size=None, rng=None: 1.0, [1], [1, 1], [0.5], 10, 0.05)
+
+
+def test_audit_vendors_divides_alpha_by_the_number_of_vendors():
+    people = np.array([1, 0, 1])
+    vendors = [Vendor(name, "count", 1.0, noiseless_count, people, np.append(people, 1), np.array([2.5]))
+               for name in ("x", "y", "z")]
+    table = audit_vendors(vendors, 0.06, 400, rng=0)
+    assert list(table.index) == ["x", "y", "z"] and table.index.name == "name"
+    assert table["epsilon_lower"].tolist() == pytest.approx([epsilon_lower_bound(400, 0, 400, 0.02)] * 3)
+    assert table["broken"].tolist() == [True] * 3
+    with pytest.raises(ValueError, match="vendors must hold at least one vendor"):
+        audit_vendors([], 0.05, 10)
+
+
+# --------------------------------------------------------------------------- exact detection probabilities
+
+
+@pytest.mark.parametrize("p_num, p_den, trials, alpha, epsilon", [(0.3, 0.1, 30, 0.2, 0.5), (0.5, 0.5, 25, 0.4, 0.0),
+                                                                 (0.9, 0.05, 20, 0.05, 1.5)])
+def test_detection_probability_is_the_exact_double_sum(p_num, p_den, trials, alpha, epsilon):
+    counts = np.arange(trials + 1)
+    bounds = np.array([[epsilon_lower_bound(a, b, trials, alpha) for b in counts] for a in counts])
+    joint = np.outer(stats.binom.pmf(counts, trials, p_num), stats.binom.pmf(counts, trials, p_den))
+    exact = joint[bounds > epsilon].sum()
+    assert detection_probability(p_num, p_den, trials, alpha, epsilon) == pytest.approx(exact, rel=1e-10, abs=1e-15)
+    assert miss_probability(p_num, p_den, trials, alpha, epsilon) == pytest.approx(1 - exact, rel=1e-10, abs=1e-15)
+
+
+def test_a_single_tight_event_false_alarms_far_below_alpha():
+    """Both interval ends must fail together: at alpha = 0.05 an event with ratio exactly e^1 alarms < 1% of the time."""
+    p = 0.3
+    assert detection_probability(p, p / math.e, 2_000, 0.05, 1.0) < 0.01
+
+
+# --------------------------------------------------------------------------- the hidden tests of 11_auditing
+
+
+def laplace_events(center_d, scale_d, center_d_prime, scale_d_prime, thresholds) -> list[tuple[float, float]]:
+    """(P on the numerator, P on the other) of every event of the grid, in dplib.auditing.EVENTS order."""
+    events = []
+    for t in thresholds:
+        at_least = stats.laplace.sf(t, center_d, scale_d), stats.laplace.sf(t, center_d_prime, scale_d_prime)
+        at_most = stats.laplace.cdf(t, center_d, scale_d), stats.laplace.cdf(t, center_d_prime, scale_d_prime)
+        events += [at_least, at_least[::-1], at_most, at_most[::-1]]
+    return events
+
+
+def _score_tails(events, trials: int, largest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each event: P[score >= s] and P[score < s], where score >= s exactly when K0 <= largest[K1]."""
+    counts = np.arange(trials + 1)
+    p_num = np.array([p for p, _ in events])[:, None]
+    p_den = np.array([q for _, q in events])[:, None]
+    pmf = stats.binom.pmf(counts[None, :], trials, p_num)
+    reachable = largest >= 0
+    clipped = np.maximum(largest, 0)[None, :]
+    above = np.sum(pmf * np.where(reachable, special.bdtr(clipped, trials, p_den), 0.0), axis=1)
+    below = np.sum(pmf * np.where(reachable, special.bdtrc(clipped, trials, p_den), 1.0), axis=1)
+    return above, below
+
+
+def audit_failure_bound(events, trials: int, alpha: float, claimed: float, good_miss: float = 1e-9) -> dict:
+    """Upper bounds on the probability that a correct audit of these events does not prove ``claimed`` false.
+
+    An event is good when its fresh runs prove the claim false except with probability ``good_miss`` or less
+    (exact). The audit fails only if a good event is chosen and misses, or another event is chosen: that needs
+    some other event's selection score to reach a cut ``s`` that a good event E0 falls below, so
+    P <= max miss of the good + min over (E0, s) of (P[score(E0) < s] + sum over the others of P[score >= s]),
+    all exact binomial sums. Two selection scores are bounded: the lower bound on the selection runs (the
+    reference) and the point estimate ln(K1 / K0).
+    """
+    counts = np.arange(trials + 1)
+    ends = np.array([clopper_pearson(k, trials, alpha) for k in counts])
+    low, high = ends[:, 0], ends[:, 1]
+
+    def bound_largest(s):  # lower bound > s  <=>  high(K0) < low(K1) e^-s
+        return np.searchsorted(high, low * math.exp(-s), side="left") - 1
+
+    def point_largest(s):  # ln(K1 / K0) >= s  <=>  K0 <= K1 e^-s, for K1 > 0
+        return np.where(counts > 0, np.floor(counts * math.exp(-s) + 1e-12), -1).astype(int)
+
+    _, misses = _score_tails(events, trials, bound_largest(claimed))
+    good = misses <= good_miss
+    typical = max(math.log(p / q) for (p, q), ok in zip(events, good) if ok)
+    result = {"good_miss": float(misses[good].max())}
+    for name, largest in (("choice_by_bound", bound_largest), ("choice_by_point", point_largest)):
+        best = 1.0
+        for cut in np.linspace(0, typical, 12)[1:-1]:
+            _, below = _score_tails([e for e, ok in zip(events, good) if ok], trials, largest(cut))
+            others = [e for e, ok in zip(events, good) if not ok]
+            above, _ = _score_tails(others, trials, largest(cut - 1e-9)) if others else (np.zeros(0), None)
+            best = min(best, float(below.min() + above.sum()))
+        result[name] = best
+    return result
+
+
+def hidden_test_source(grade_id: str) -> str:
+    from dpgrader.course import REPO_ROOT
+
+    for cell in nbformat.read(str(REPO_ROOT / REPO_NOTEBOOK), as_version=4).cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
+            return cell.source
+    raise AssertionError(f"no cell {grade_id} in {REPO_NOTEBOOK}")
+
+
+REFUTE_DESIGNS = {  # (events, claimed epsilon, the grid as written in the notebook)
+    "vote_margin": (laplace_events(-1, 1.0, 1, 1.0, np.linspace(-0.5, 0.5, 11)), 0.5, "np.linspace(-0.5, 0.5, 11)"),
+    "clamped_total": (laplace_events(32, 1.0, 30, 1.0, np.linspace(30.5, 31.5, 11)), 0.5, "np.linspace(30.5, 31.5, 11)"),
+    "data_scaled_total": (laplace_events(1, 0.2, 2, 1.0, np.linspace(1.2, 1.8, 7)), 1.0, "np.linspace(1.2, 1.8, 7)"),
+}
+
+
+@pytest.mark.parametrize("name", REFUTE_DESIGNS)
+def test_refuting_broken_mechanisms_fails_a_correct_audit_with_probability_below_1e_30(name):
+    """test_audit_threshold_refutes_broken_mechanisms: 2,000 runs, alpha = 1e-6, each mechanism proven broken."""
+    events, claimed, grid = REFUTE_DESIGNS[name]
+    source = hidden_test_source("test_audit_threshold_refutes_broken_mechanisms")
+    assert f"def {name}(" in source and grid in source and "2_000, 1e-6" in source
+    bound = audit_failure_bound(events, 2_000, 1e-6, claimed)
+    assert bound["good_miss"] < 1e-30 and bound["choice_by_bound"] < 1e-38 and bound["choice_by_point"] < 1e-38, bound
+
+
+def test_two_sided_events_cannot_see_the_vote_margin():
+    """|output| has the same distribution on the pair centred at -1 and +1: a two-sided audit proves nothing there."""
+    def beyond(center, t):  # P[|Y| >= |t|] for Y ~ Laplace(center, 1)
+        return stats.laplace.sf(abs(t), center, 1.0) + stats.laplace.cdf(-abs(t), center, 1.0)
+
+    grid = np.linspace(-0.5, 0.5, 11)
+    assert [beyond(-1, t) for t in grid] == pytest.approx([beyond(1, t) for t in grid], abs=1e-15)
+
+
+def test_false_alarm_design_allows_what_a_correct_audit_needs():
+    """test_audit_threshold_false_alarm_rate: the worst single event alarms about 6% of the time at alpha = 0.3."""
+    source = hidden_test_source("test_audit_threshold_false_alarm_rate")
+    assert "repeats, trials, alpha = 300, 200, 0.3" in source and "grid = 50 + np.linspace(-10, 11, 85)" in source
+    rate = max(detection_probability(p, q, 200, 0.3, 0.25)
+               for p, q in laplace_events(50, 4.0, 51, 4.0, 50 + np.linspace(-10, 11, 85)))
+    allowed = int(stats.binom.isf(1e-6, 300, rate))
+    assert 0.05 < rate < 0.07 and allowed == 41
+    # A mistake that alarms 30% of the time passes with probability below 1e-9 (the variants measure about 44%).
+    assert stats.binom.cdf(allowed, 300, 0.30) < 1e-9
+
+
+VENDOR_DESIGNS = {  # the broken vendors of test_audit_vendors_classifies: events and claim; 5 vendors at alpha = 1e-7
+    "times": (laplace_events(10, 1.0, 14, 1.0, 10 + np.linspace(-3, 7, 41)), 0.25),
+    "unclamped": (laplace_events(10, 2.0, 40, 2.0, 10 + np.linspace(-5, 35, 81)), 0.5),
+}
+
+
+@pytest.mark.parametrize("name", VENDOR_DESIGNS)
+def test_broken_vendors_escape_a_corrected_audit_with_probability_below_1e_11(name):
+    source = hidden_test_source("test_audit_vendors_classifies")
+    assert f'Vendor("{name}"' in source and "audit_vendors(hidden_vendors, 1e-7, 2_000)" in source
+    events, claimed = VENDOR_DESIGNS[name]
+    bound = audit_failure_bound(events, 2_000, 1e-7 / 5, claimed)
+    # The test hands the student dplib's audit_threshold, which chooses by the lower bound; a point estimate would
+    # choose far-tail events seen once on one side and never on the other (choice_by_point is no bound here).
+    assert bound["good_miss"] < 1e-11 and bound["choice_by_bound"] < 1e-11, bound
+
+
+def test_the_seeded_vendor_is_refuted_deterministically():
+    """Its outputs are constant: the bound is the same on every run, far above its claim of 1."""
+    noise = np.random.default_rng(2024).laplace(0.0, 1.0)
+    assert -40 < noise < 39  # a threshold of the grid 50 + arange(-40, 41, 0.25) lies between 50 + noise and 51 + noise
+    assert epsilon_lower_bound(2_000, 0, 2_000, 1e-7 / 5) > 4.0
