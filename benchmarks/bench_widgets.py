@@ -31,6 +31,7 @@ import pandas as pd  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from dplib.widgets.approximate_dp import CompositionExplorer  # noqa: E402
+from dplib.widgets.auditing import AuditExplorer  # noqa: E402
 from dplib.widgets.composition import AveragingExplorer  # noqa: E402
 from dplib.widgets.estimation import EstimationExplorer  # noqa: E402
 from dplib.widgets.fairness import FairnessExplorer  # noqa: E402
@@ -72,6 +73,7 @@ def cases():
     yield "FairnessExplorer", FairnessExplorer, ["epsilon", "Blue size", "Red base rate"]
     yield "AveragingExplorer", AveragingExplorer, ["k"]
     yield "CompositionExplorer", CompositionExplorer, ["epsilon", "k"]
+    yield "AuditExplorer", AuditExplorer, ["claimed", "runs"]
 
 
 def main(argv=None) -> int:

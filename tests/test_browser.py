@@ -30,6 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 LECTURE = REPO / "course" / "02_laplace.ipynb"
 COMPOSITION_LECTURE = REPO / "course" / "07_composition.ipynb"
 APPROXIMATE_DP_LECTURE = REPO / "course" / "08_approximate_dp.ipynb"
+AUDITING_LECTURE = REPO / "course" / "11_auditing.ipynb"
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 # As root, on a machine with no network but the package registries: no sandbox, no GPU,
 # and none of Chromium's background connections.
@@ -248,6 +249,20 @@ def test_composition_explorer_redraws_when_k_moves(jupyter_lab, tmp_path):
     assert changed > 0.001, "the explorer's figure did not change after moving k"
     k = int(shown.split(" queries")[0].split()[-1])
     assert k > 100, f"expected more queries after dragging right, got {shown!r}"
+
+
+@pytest.mark.parametrize("jupyter_lab", [AUDITING_LECTURE], indirect=True, ids=["11_auditing"])
+def test_audit_explorer_redraws_when_the_runs_move(jupyter_lab, tmp_path):
+    """Check that lecture 11 runs in JupyterLab and dragging the runs slider re-audits and redraws the audit explorer."""
+    url, token, _ = jupyter_lab
+    with browser_page() as page:
+        run_lecture_in_lab(page, url, token, AUDITING_LECTURE)
+        # to the right: more runs (the slider sends its value when released)
+        changed, shown = redraw_by_dragging(page, "fresh runs each", "(2000 fresh runs each)", "runs", 60)
+        save_screenshot(page, tmp_path, "browser_audit_explorer.png")
+    assert changed > 0.001, "the explorer's figure did not change after moving the runs"
+    runs = int(shown.split(" fresh runs each")[0].split("(")[-1])
+    assert runs > 2000, f"expected more runs after dragging right, got {shown!r}"
 
 
 @pytest.mark.parametrize("jupyter_lab", [COMPOSITION_LECTURE], indirect=True, ids=["07_composition"])

@@ -86,6 +86,6 @@ def test_readout_shows_the_event_the_bound_and_the_verdict():
     audit = explorer.view.audit
     assert f"output {audit.side} {audit.threshold:.4g}" in explorer.readout.value
     assert f"epsilon &ge; {audit.epsilon_lower:.3f} with confidence 95%" in explorer.readout.value
-    assert "claim refuted" in explorer.readout.value
+    assert "claim refuted" in explorer.readout.value and "(1000 fresh runs each)" in explorer.readout.value
     assert explorer.threshold_line.get_xdata()[0] == audit.threshold
     assert explorer.bound.get_xdata()[0] == audit.epsilon_lower

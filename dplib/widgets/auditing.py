@@ -110,9 +110,10 @@ class AuditExplorer(Explorer):
         self.vendor = widgets.Dropdown(options=[(f"{name}: {v.claim}", name) for name, v in self.claims.items()],
                                        value=vendor, description="vendor", style=SLIDER_STYLE,
                                        layout={"width": "420px"})
-        self.claimed = widgets.FloatLogSlider(value=self.claims[vendor].claimed_epsilon, base=10, min=-1, max=1,
-                                              step=0.01, description="claimed epsilon", readout_format=".3g",
-                                              style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
+        # linear steps of 0.05: the vendors' claims (0.5, 1) are on the slider's grid, so the browser keeps them exact
+        self.claimed = widgets.FloatSlider(value=self.claims[vendor].claimed_epsilon, min=0.05, max=5.0, step=0.05,
+                                           description="claimed epsilon", readout_format=".3g", style=SLIDER_STYLE,
+                                           layout=SLIDER_LAYOUT)
         self.runs = widgets.FloatLogSlider(value=runs, base=10, min=2, max=5, step=0.25, description="runs",
                                            readout_format=".0f", continuous_update=False, style=SLIDER_STYLE,
                                            layout=SLIDER_LAYOUT)
@@ -189,6 +190,7 @@ class AuditExplorer(Explorer):
         return (f"vendor {view.vendor} claims epsilon = {view.claimed_epsilon:.3g} &nbsp;|&nbsp; "
                 f"P[output {audit.side} {audit.threshold:.4g}] on {audit.numerator} in "
                 f"[{audit.interval_numerator.low:.4f}, {audit.interval_numerator.high:.4f}], on {other} in "
-                f"[{audit.interval_denominator.low:.4f}, {audit.interval_denominator.high:.4f}] &nbsp;|&nbsp; "
+                f"[{audit.interval_denominator.low:.4f}, {audit.interval_denominator.high:.4f}] "
+                f"({view.trials} fresh runs each) &nbsp;|&nbsp; "
                 f"epsilon &ge; {audit.epsilon_lower:.3f} with confidence {1 - view.alpha:.0%} "
                 f"(point estimate {audit.epsilon_point:.3f}) &nbsp;|&nbsp; {verdict}")
