@@ -54,7 +54,7 @@ def _check_counts(successes, trials, name: str) -> tuple[int, int]:
     return successes, trials
 
 
-def clopper_pearson(successes: int, trials: int, alpha: float) -> ConfidenceInterval:
+def clopper_pearson(successes: int, trials: int, alpha: float) -> tuple[float, float]:
     r"""Exact (Clopper–Pearson) ``1 - alpha`` confidence interval for a binomial probability.
 
     Each end fails with probability at most ``alpha / 2``: the interval holds the true
@@ -79,6 +79,8 @@ def clopper_pearson(successes: int, trials: int, alpha: float) -> ConfidenceInte
     >>> low, high = clopper_pearson(0, 100, 0.05)
     >>> low, round(high, 4)
     (0.0, 0.0362)
+    >>> [round(end, 4) for end in clopper_pearson(30, 100, 0.05)]
+    [0.2124, 0.3998]
     """
     successes, trials = _check_counts(successes, trials, "successes")
     alpha = _require_open_probability(alpha, "alpha")
@@ -87,7 +89,7 @@ def clopper_pearson(successes: int, trials: int, alpha: float) -> ConfidenceInte
     # 1 - (low quantile of Beta(n - k, k + 1)), which keeps its precision for tiny alpha.
     low = 0.0 if successes == 0 else float(special.betaincinv(successes, failures + 1, alpha / 2))
     high = 1.0 if failures == 0 else 1.0 - float(special.betaincinv(failures, successes + 1, alpha / 2))
-    return ConfidenceInterval(low, high)
+    return low, high
 
 
 def epsilon_lower_bound(successes_d: int, successes_d_prime: int, trials: int, alpha: float) -> float:
@@ -112,8 +114,8 @@ def epsilon_lower_bound(successes_d: int, successes_d_prime: int, trials: int, a
     >>> epsilon_lower_bound(10, 12, 1_000, 0.05)
     0.0
     """
-    low_d = clopper_pearson(successes_d, trials, alpha).low
-    high_d_prime = clopper_pearson(successes_d_prime, trials, alpha).high
+    low_d, _ = clopper_pearson(successes_d, trials, alpha)
+    _, high_d_prime = clopper_pearson(successes_d_prime, trials, alpha)
     if low_d <= high_d_prime:
         return 0.0
     return math.log(low_d / high_d_prime)
@@ -219,8 +221,8 @@ def audit_events(selection_d, selection_d_prime, estimation_d, estimation_d_prim
     return EventAudit(
         threshold=float(thresholds[index]), side=side, numerator=numerator, trials=trials, alpha=alpha,
         successes_numerator=int(k_num), successes_denominator=int(k_den),
-        interval_numerator=clopper_pearson(int(k_num), trials, alpha),
-        interval_denominator=clopper_pearson(int(k_den), trials, alpha),
+        interval_numerator=ConfidenceInterval(*clopper_pearson(int(k_num), trials, alpha)),
+        interval_denominator=ConfidenceInterval(*clopper_pearson(int(k_den), trials, alpha)),
         epsilon_lower=epsilon_lower_bound(int(k_num), int(k_den), trials, alpha),
         selection_epsilon_lower=float(bounds[kind, index]),
     )
