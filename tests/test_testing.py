@@ -11,6 +11,7 @@ import sys
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -61,11 +62,11 @@ def test_check_close_fails_on_shape():
 
 
 def test_check_close_fails_on_non_numbers():
-    with pytest.raises(AssertionError, match="epsilon: expected numbers, got 'abc'"):
+    with pytest.raises(AssertionError, match=r"^epsilon: expected numbers, got str\.$"):
         check_close("abc", 1.0, name="epsilon")
-    with pytest.raises(AssertionError, match="expected numbers, got"):
+    with pytest.raises(AssertionError, match="expected numbers, got str"):
         check_close([1.0, "x"], [1.0, 2.0])
-    with pytest.raises(AssertionError, match="result: expected 1.0, got nan"):
+    with pytest.raises(AssertionError, match=r"^result: expected numbers, got NoneType\.$"):
         check_close(None, 1.0)  # a forgotten return is rejected
 
 
@@ -349,9 +350,11 @@ def test_checks_themselves_write_nothing_to_stderr(capfd):
 
 def test_public_names():
     assert set(testing.__all__) == {
-        "DelegationError", "quiet", "disabled", "check_close", "check_binomial", "check_fraction",
+        "DelegationError", "quiet", "disabled", "delegation_closure", "check_close", "check_binomial", "check_fraction",
         "check_categorical", "check_distribution", "check_mean", "binomial_bounds", "substituted",
+        "check_array", "check_bool", "check_equal", "check_frame", "check_is_random", "check_number",
     }
+    assert all(hasattr(testing, name) for name in testing.__all__)
 
 
 def test_substituted_binds_names_and_restores_them_even_when_the_block_raises():
@@ -361,3 +364,283 @@ def test_substituted_binds_names_and_restores_them_even_when_the_block_raises():
             assert namespace == {"max_privacy_loss": "dplib's", "helper": "new"}
             raise AssertionError("a failing check inside the block")
     assert namespace == {"max_privacy_loss": "student's"}
+
+
+def test_substituted_gives_the_bound_values_for_allow():
+    namespace = {}
+    with testing.substituted(namespace, max_privacy_loss=dplib.max_privacy_loss, helper=len) as provided:
+        assert provided == (dplib.max_privacy_loss, len)
+
+
+# --- the student's values: exact types first, then a plain copy -------------------------------------------
+
+
+class LyingFloat(float):
+    """A float that claims to equal everything (the review flags such classes; the checks must not need it to)."""
+
+    def __eq__(self, other):
+        return True
+
+    __hash__ = float.__hash__
+
+
+class LyingList(list):
+    """A list whose iteration and indexing lie about its items."""
+
+    def __iter__(self):
+        return iter([0.5, 0.5])
+
+    def __getitem__(self, index):
+        return 0.5
+
+    def __len__(self):
+        return 2
+
+
+def mock_equal_to_everything():
+    from unittest import mock
+
+    return mock.MagicMock(**{"__eq__.return_value": True, "__float__.return_value": 1.0, "__bool__.return_value": True})
+
+
+FAKES = [mock_equal_to_everything(), LyingFloat(1.0), "1.0", None, {"value": 1.0}, object(), 1 + 0j]
+
+
+@pytest.mark.parametrize("fake", FAKES, ids=lambda fake: type(fake).__name__)
+def test_every_check_rejects_what_is_not_a_number_by_its_type(fake):
+    name = type(fake).__name__
+    for check in (lambda: check_close(fake, 1.0, name="x"), lambda: testing.check_number(fake, name="x"),
+                  lambda: testing.check_array(fake, name="x"), lambda: testing.check_bool(fake, name="x")):
+        with pytest.raises(AssertionError, match=rf"^x: expected .*, got {name}\."):
+            check()
+    with pytest.raises(AssertionError, match=r"^x: expected "):  # strings and None are labels there, and not 1.0
+        testing.check_equal(fake, 1.0, name="x")
+    for check in (lambda: check_close([1.0, fake], [1.0, 1.0], name="x"),
+                  lambda: check_fraction([fake] * 100, 0.5, what="x"),
+                  lambda: check_mean([fake] * 100, 1.0, 1.0, what="x"),
+                  lambda: check_distribution([fake] * 200, stats.norm.cdf, what="x"),
+                  lambda: check_categorical([fake] * 100, [0.5, 0.5], what="x")):
+        with pytest.raises(AssertionError, match=rf"^x: expected .*, got {name}\."):
+            check()
+
+
+def test_a_magicmock_satisfies_no_check():
+    """The submission that scored: satisfies_dp returning a MagicMock whose __eq__ says True."""
+    at_boundary = mock_equal_to_everything()
+    assert at_boundary == True  # noqa: E712  (what the old test asked)
+    with pytest.raises(AssertionError, match=r"^satisfies_dp\(\.\.\.\): expected a bool \(True or False\), got MagicMock\.$"):
+        testing.check_bool(at_boundary, True, name="satisfies_dp(...)")
+
+
+def test_sequences_are_read_with_the_base_class_methods():
+    from collections import namedtuple
+
+    interval = namedtuple("Interval", "low high")(1.0, 3.0)
+    np.testing.assert_array_equal(testing.check_array(interval, shape=(2,)), [1.0, 3.0])
+    np.testing.assert_array_equal(testing.check_array(LyingList([7.0, 9.0])), [7.0, 9.0])  # not the 0.5s it claims
+    testing.check_equal(interval, (1, 3))
+    with pytest.raises(AssertionError, match=r"^result: expected \[0\.5 0\.5\], got \[7\. 9\.\]\.$"):
+        check_close(LyingList([7.0, 9.0]), [0.5, 0.5])
+
+
+def test_check_array_returns_a_new_plain_array():
+    student = np.array([1, 2, 3])
+    copy = testing.check_array(student, name="x")
+    assert type(copy) is np.ndarray and copy.dtype == float and copy is not student
+    copy[0] = 99
+    assert student[0] == 1
+    assert testing.check_array([True, False], dtype=None).dtype == bool
+    np.testing.assert_array_equal(testing.check_array([np.array([1, 2]), [3, 4]]), [[1, 2], [3, 4]])
+    np.testing.assert_array_equal(testing.check_array(np.array([1.5, 2], dtype=object)), [1.5, 2.0])
+    np.testing.assert_array_equal(testing.check_array(pd.Series([1.0, 2.0])), [1.0, 2.0])
+    with pytest.raises(AssertionError, match=r"^noise: expected shape \(20000,\), got shape \(\)\. Add noise\.$"):
+        testing.check_array(0.0, shape=(20_000,), name="noise", hint="Add noise.")
+    with pytest.raises(AssertionError, match="expected numbers, got an array of <U1"):
+        testing.check_array(np.array(["a"]), name="x")
+    with pytest.raises(AssertionError, match="ragged"):
+        testing.check_array([[1.0], [1.0, 2.0]], name="x")
+
+
+def test_check_number_and_check_bool_accept_numpy_scalars_and_zero_d_arrays():
+    assert testing.check_number(np.float32(0.5)) == 0.5 and type(testing.check_number(np.int64(3))) is float
+    assert testing.check_number(np.array(2.5)) == 2.5 and testing.check_number(True) == 1.0
+    assert testing.check_bool(np.bool_(False)) is False and testing.check_bool(np.array(True)) is True
+    with pytest.raises(AssertionError, match=r"^x: expected a single number, got shape \(1,\)\.$"):
+        testing.check_number([0.5], name="x")
+    with pytest.raises(AssertionError, match=r"^x: expected a finite number, got nan\.$"):
+        testing.check_number(math.nan, name="x", finite=True)
+    for not_a_bool in (1, 1.0, np.int64(1), np.array([True]), "True"):
+        with pytest.raises(AssertionError, match="expected a bool"):
+            testing.check_bool(not_a_bool, name="x")
+    with pytest.raises(AssertionError, match=r"^x: expected False, got True\. hint$"):
+        testing.check_bool(True, False, name="x", hint="hint")
+
+
+def test_check_equal_compares_plain_values():
+    testing.check_equal(np.int64(2), 2)
+    testing.check_equal(2.0, 2)
+    testing.check_equal([("P2", "c"), ("P5", "e")], [("P2", "c"), ("P5", "e")])
+    testing.check_equal(np.array([1, 2]), [1, 2])
+    with pytest.raises(AssertionError, match=r"^pairs: expected \(\('P2', 'c'\),\), got \(\('P1', 'a'\),\)\. hint$"):
+        testing.check_equal([("P1", "a")], [("P2", "c")], name="pairs", hint="hint")
+
+
+def test_check_frame_returns_a_checked_copy():
+    student = pd.DataFrame({"Name": ["Ann", "Bo"], "grade": pd.Categorical(["a", "b"], categories=["a", "b", "c"]),
+                            "score": [1.5, 2.0]}, index=pd.Index([0.5, np.inf], name="epsilon"))
+    frame = testing.check_frame(student, columns=["Name", "score"])
+    assert frame is not student and type(frame) is pd.DataFrame
+    assert frame.index.name == "epsilon" and frame.loc[np.inf, "score"] == 2.0
+    assert list(frame["grade"].cat.categories) == ["a", "b", "c"]
+    pd.testing.assert_frame_equal(frame, student, check_index_type=False, check_column_type=False)
+    frame.loc[0.5, "score"] = 99.0
+    assert student.loc[0.5, "score"] == 1.5
+    with pytest.raises(AssertionError, match=r"^x: columns missing: \['income'\]\.$"):
+        testing.check_frame(student, name="x", columns=["income"])
+    with pytest.raises(AssertionError, match=r"^x: expected numbers or strings in column 'cell', got MagicMock\.$"):
+        testing.check_frame(pd.DataFrame({"cell": [mock_equal_to_everything()]}), name="x")
+
+    class LyingFrame(pd.DataFrame):
+        pass
+
+    with pytest.raises(AssertionError, match=r"^x: expected a DataFrame, got LyingFrame\.$"):
+        testing.check_frame(LyingFrame({"a": [1]}), name="x")
+
+
+def test_statistical_checks_refuse_samples_too_few_to_test():
+    with pytest.raises(AssertionError, match=r"^share: 1 samples are too few to test \(any share of them would pass\)\.$"):
+        check_fraction(np.array(True), 0.5, what="share")
+    with pytest.raises(AssertionError, match=r"^noise: expected at least 100 samples, got 1\.$"):
+        check_distribution(0.0, stats.laplace(scale=4.0).cdf, what="noise")
+    assert testing.MIN_DISTRIBUTION_SAMPLES == 100
+
+
+# --- check_is_random ---------------------------------------------------------------------------------------------
+
+
+def test_check_is_random_passes_correct_mechanisms_however_they_draw():
+    import random
+
+    check_is_random = testing.check_is_random
+    check_is_random(lambda x, rng=None: dplib.laplace_mech(x, 1.0, 1.0, rng=rng), np.zeros(100), what="default_rng")
+    check_is_random(lambda x: x + np.random.laplace(size=np.shape(x)), 10.0, what="np.random")
+    check_is_random(lambda x: [v + random.gauss(0, 1) for v in x], [0.0] * 100, what="random module, a list")
+    check_is_random(lambda x: dplib.coin_rr(x), 1, calls=73, what="one coin")
+    check_is_random(lambda: pd.DataFrame({"a": np.random.default_rng().integers(0, 2, 100)}), what="frames")
+
+
+def test_check_is_random_fails_a_fixed_table_of_the_right_distribution():
+    quantiles = stats.laplace(scale=4.0).ppf((np.arange(20_000) + 0.5) / 20_000)
+    check_distribution(quantiles, stats.laplace(scale=4.0).cdf, what="noise")  # a perfect "sample" ...
+    with pytest.raises(AssertionError) as info:  # ... from no randomness at all
+        testing.check_is_random(lambda value: value + quantiles[: np.size(value)], np.zeros(100), what="laplace_mech(zeros)",
+                                hint="Draw with rng.laplace.")
+    assert str(info.value).startswith("laplace_mech(zeros): 2 calls all returned the same [")
+    assert str(info.value).endswith("not a fixed seed, a fixed pattern of noise or no noise). Draw with rng.laplace.")
+    with pytest.raises(AssertionError, match=r"^seeded: 2 calls all returned the same"):
+        testing.check_is_random(lambda x: dplib.laplace_mech(x, 1.0, 1.0, rng=0), np.zeros(100), what="seeded")
+    with pytest.raises(AssertionError, match=r"^scalar: 5 calls all returned the same 10\.: "):
+        testing.check_is_random(lambda x: x, 10.0, calls=5, what="scalar")
+    with pytest.raises(AssertionError, match=r"^frame: 2 calls all returned the same DataFrame"):
+        testing.check_is_random(lambda: pd.DataFrame({"a": [1, 2]}), what="frame")
+    with pytest.raises(AssertionError, match=r"^mock: expected numbers, got MagicMock\.$"):
+        testing.check_is_random(mock_equal_to_everything, what="mock")
+    with pytest.raises(ValueError, match="calls must be an integer >= 2"):
+        testing.check_is_random(np.random.random, calls=1, what="x")
+
+
+def test_check_is_random_runs_the_calls_quietly(capfd):
+    def noisy(x):
+        print("student's warning", file=sys.stderr)
+        warnings.warn("deprecated", DeprecationWarning)
+        return x + np.random.random(np.shape(x))
+
+    testing.check_is_random(noisy, np.zeros(100), what="x")
+    assert capfd.readouterr().err == ""
+
+
+# --- what disabled switches off: derived from the code ----------------------------------------------------------
+
+
+def closure_names(*functions, allow=()):
+    return [f.__name__ for f in testing.delegation_closure(*functions, allow=allow)]
+
+
+def test_the_closure_of_max_privacy_loss_holds_the_helper_that_computes_it():
+    assert closure_names(dplib.max_privacy_loss) == ["max_privacy_loss", "privacy_loss_per_output"]
+    assert closure_names(dplib.satisfies_dp) == ["satisfies_dp", "max_privacy_loss", "privacy_loss_per_output"]
+
+
+def test_closures_of_the_mechanisms_reach_private_helpers_and_skip_validators():
+    assert closure_names(dplib.laplace_mech) == ["laplace_mech", "_laplace_noise", "laplace_scale"]
+    assert set(closure_names(dplib.noisy_average)) == {
+        "noisy_average", "clipped_sum_sensitivity", "laplace_mech", "_laplace_noise", "laplace_scale"}
+    assert closure_names(dplib.k_rand_resp) == ["k_rand_resp", "_k_rand_resp", "krr_probabilities"]
+    assert closure_names(dplib.privatize_image) == ["privatize_image", "_privatize_image"]
+    for function in (dplib.laplace_mech, dplib.satisfies_dp, dplib.sequential_epsilon, dplib.above_threshold):
+        names = closure_names(function)
+        assert not any(name.startswith(("_require_", "_check_")) for name in names), names
+
+
+def test_closures_leave_the_notebooks_tools_on():
+    """Data loaders are never switched off; a tool a notebook imports stays on when the test allows it."""
+    from dplib.testing.delegation import computes_nothing_of_an_answer
+
+    for tool in (dplib.load_adult, dplib.load_adult_with_pii, dplib.demo_picture, dplib.adult_learning_data):
+        assert computes_nothing_of_an_answer(tool)
+    assert closure_names(dplib.private_accuracy) == [
+        "private_accuracy", "privatize_columns", "train_and_score", "k_rand_resp", "_k_rand_resp", "krr_probabilities"]
+    assert closure_names(dplib.private_accuracy, dplib.privatize_columns,
+                         allow=[dplib.train_and_score, dplib.k_rand_resp]) == ["private_accuracy", "privatize_columns"]
+    assert closure_names(dplib.estimate_krr_counts, allow=[dplib.krr_probabilities]) == [
+        "estimate_krr_counts", "_unbias_krr_counts"]
+    with pytest.raises(ValueError, match=r"cannot both switch off and allow \['krr_probabilities'\]"):
+        testing.delegation_closure(dplib.krr_probabilities, allow=[dplib.k_rand_resp])
+
+
+def test_delegation_through_a_helper_raises():
+    """The submission that scored 3/14: max_privacy_loss written on top of privacy_loss_per_output."""
+
+    def max_privacy_loss(p_d, p_d_prime):
+        losses = dplib.privacy_loss_per_output(p_d, p_d_prime)
+        return float(np.abs(losses[~np.isnan(losses)]).max(initial=0.0))
+
+    assert max_privacy_loss([0.75, 0.25], [0.25, 0.75]) == pytest.approx(math.log(3))
+    message = (r"^dplib\.privacy_loss_per_output is switched off while your function is checked \(it computes part of the "
+               r"answer of dplib\.max_privacy_loss\): write the code yourself instead of calling dplib's implementation\.$")
+    with disabled(dplib.max_privacy_loss):
+        with pytest.raises(DelegationError, match=message):
+            max_privacy_loss([0.75, 0.25], [0.25, 0.75])
+        with pytest.raises(DelegationError, match="dplib.laplace._laplace_noise is switched off"):
+            with disabled(dplib.laplace_mech):
+                dplib.laplace._laplace_noise(np.random.default_rng(), 1.0, (3,))
+    assert max_privacy_loss([0.75, 0.25], [0.25, 0.75]) == pytest.approx(math.log(3))
+
+
+def test_a_substituted_function_stays_on_with_its_helpers():
+    namespace = {}
+    with testing.substituted(namespace, max_privacy_loss=dplib.max_privacy_loss) as provided, \
+            disabled(dplib.satisfies_dp, allow=provided):
+        assert namespace["max_privacy_loss"]([0.75, 0.25], [0.25, 0.75]) == pytest.approx(math.log(3))
+        assert dplib.privacy_loss_per_output([0.5], [0.5]).tolist() == [0.0]
+        with pytest.raises(DelegationError, match="dplib.satisfies_dp is switched off"):
+            dplib.satisfies_dp([0.5], [0.5], 1.0)
+    assert dplib.satisfies_dp([0.5], [0.5], 1.0)
+
+
+def test_switched_off_helpers_keep_the_guards_contract():
+    """The guard leaves alone every function whose code has DISABLED_FILENAME, helpers included, and restores after."""
+    helpers = testing.delegation_closure(dplib.noisy_average)
+    codes = [f.__code__ for f in helpers]
+    with disabled(dplib.noisy_average):
+        assert all(f.__code__.co_filename == testing.DISABLED_FILENAME for f in helpers)
+        with disabled(dplib.laplace_mech):  # already off: left as it is, and still off after the inner block
+            pass
+        assert all(f.__code__.co_filename == testing.DISABLED_FILENAME for f in helpers)
+    assert [f.__code__ for f in helpers] == codes
+
+
+def test_check_is_random_keeps_its_defaults(monkeypatch):
+    testing.check_is_random.__wrapped__.__kwdefaults__["calls"] = 1  # a student cell's attempt
+    with pytest.raises(AssertionError, match="2 calls all returned the same"):
+        testing.check_is_random(lambda: 1.0, what="x")

@@ -15,29 +15,47 @@ Rules these helpers enforce for every test that uses them:
 - **No trusting rebindable names.** Student code runs in the same kernel and may
   rebind ``abs``, ``numpy.allclose`` and friends; this module keeps its own
   references, taken when it is imported (the notebook's first, read-only cell).
+- **No trusting the student's values.** Every check looks at the exact type of what the
+  student's function returned before it compares anything, and compares a plain copy
+  (:mod:`.values`): an object that claims to equal everything (a ``MagicMock``, a float
+  subclass) fails with a message naming its type. :func:`check_number`, :func:`check_array`,
+  :func:`check_bool` and :func:`check_frame` return such a copy for a test to work with.
 - **No credit for delegation.** :func:`disabled` makes a dplib function raise while a
-  student's function is checked, so an answer that only calls dplib's reference
-  implementation earns nothing.
+  student's function is checked, and with it every dplib helper that computes part of its
+  answer (derived from the code, :mod:`.delegation`), so an answer that calls dplib's
+  reference implementation, or the helper behind it, earns nothing.
+- **No credit for a fixed table.** :func:`check_is_random` fails a randomized mechanism whose
+  calls all return the same value, however well those values follow the distribution.
 
-The package holds the harness (:func:`quiet`, :func:`disabled`, :func:`substituted`) here and
-the checks in :mod:`.checks`; every name below is importable from ``dplib.testing``. The
-checks look up :func:`quiet` here when called, so the grading guard's wrapper of it
-(:mod:`dpgrader.guard`) applies to them too.
+The package holds the harness (:func:`quiet`, :func:`disabled`, :func:`substituted`) here,
+the derivation of what :func:`disabled` switches off in :mod:`.delegation`, the type checks of
+the student's values in :mod:`.values` and the statistical checks in :mod:`.checks`; every
+name below is importable from ``dplib.testing``. The checks look up :func:`quiet` here when
+called, so the grading guard's wrapper of it (:mod:`dpgrader.guard`) applies to them too.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
-import types
 import warnings
 
 import numpy as np
+
+from dplib.testing import delegation as _delegation
+from dplib.testing.delegation import DISABLED_FILENAME, delegation_closure
 
 __all__ = [
     "DelegationError",
     "quiet",
     "disabled",
+    "delegation_closure",
+    "check_array",
+    "check_bool",
+    "check_equal",
+    "check_frame",
+    "check_is_random",
+    "check_number",
     "check_close",
     "check_binomial",
     "check_fraction",
@@ -49,7 +67,7 @@ __all__ = [
 ]
 
 # References taken at import time, out of reach of later monkeypatching.
-_isinstance, _errstate = isinstance, np.errstate
+_errstate = np.errstate
 
 
 class DelegationError(RuntimeError):
@@ -71,24 +89,15 @@ def quiet():
         yield
 
 
-DISABLED_FILENAME = "<disabled by dplib.testing>"  # the guard leaves a switched-off function's code alone
-
-
-def _raiser(name: str) -> types.CodeType:
-    """Code of a function that raises DelegationError; it runs with the disabled function's globals."""
-    message = (
-        f"dplib.{name} is switched off while your function is checked: write the code yourself "
-        "instead of calling dplib's implementation."
-    )
-    source = f"def {name}(*args, **kwargs):\n    raise __import__('dplib.testing').testing.DelegationError({message!r})"
-    namespace: dict = {}
-    exec(compile(source, DISABLED_FILENAME, "exec"), {}, namespace)
-    return namespace[name].__code__
-
-
 @contextlib.contextmanager
-def disabled(*functions):
-    """Make the given dplib functions raise :class:`DelegationError` inside the block.
+def disabled(*functions, allow=()):
+    """Make the given dplib functions, and the dplib helpers behind their answers, raise :class:`DelegationError`.
+
+    What is switched off is :func:`delegation_closure` of ``functions``: each function and every
+    dplib function its code calls, transitively, that computes part of its answer (validators
+    and data loaders stay on). ``allow`` names dplib functions the exercise may use, e.g. a tool
+    the notebook imports or the functions a :func:`substituted` block binds; they and the helpers
+    they call stay on. A function some enclosing block already switched off is left as it is.
 
     The function's code object is swapped, so every alias of it (``dplib.f``,
     ``from dplib import f``, a module attribute) is disabled at once, and restored
@@ -105,16 +114,26 @@ def disabled(*functions):
     disabled
     >>> round(dplib.laplace_tail(1.0, 1.0, 1.0), 4)
     0.3679
+    >>> with disabled(dplib.max_privacy_loss):  # the helper that computes the losses is off too
+    ...     dplib.privacy_loss_per_output([0.5, 0.5], [0.25, 0.75])
+    Traceback (most recent call last):
+    ...
+    dplib.testing.DelegationError: dplib.privacy_loss_per_output is switched off while your function is checked (it computes part of the answer of dplib.max_privacy_loss): write the code yourself instead of calling dplib's implementation.
+    >>> with substituted({}, max_privacy_loss=dplib.max_privacy_loss) as provided, disabled(dplib.satisfies_dp, allow=provided):
+    ...     dplib.max_privacy_loss([0.75, 0.25], [0.25, 0.75]) > 1.09
+    True
     """
+    closure = _delegation.delegation_closure(*functions, allow=allow)
+    for function in closure:
+        if function.__code__.co_freevars:
+            raise TypeError(f"cannot disable closure {function.__name__}")
+    switched = [(function, root) for function, root in zip(closure, _delegation.roots(functions, closure))
+                if function.__code__.co_filename != DISABLED_FILENAME]  # already off in an enclosing block
     originals = []
     try:
-        for function in functions:
-            if not _isinstance(function, types.FunctionType):
-                raise TypeError(f"functions must be plain Python functions, got {function!r}")
-            if function.__code__.co_freevars:
-                raise TypeError(f"cannot disable closure {function.__name__}")
+        for function, root in switched:
             originals.append((function, function.__code__))
-            function.__code__ = _raiser(function.__name__)
+            function.__code__ = _delegation.raiser_code(function, root)
         yield
     finally:
         for function, code in originals:
@@ -137,12 +156,20 @@ def substituted(namespace: dict, **names):
     (2, 1)
     >>> namespace["f"] is len, "g" in namespace
     (True, False)
+
+    The block's value is the tuple of bound values, for :func:`disabled`'s ``allow``: while
+    ``satisfies_dp`` is checked, ``dplib.max_privacy_loss`` is handed to the student and stays on.
+
+    >>> import dplib
+    >>> with substituted(namespace, max_privacy_loss=dplib.max_privacy_loss) as provided:
+    ...     provided == (dplib.max_privacy_loss,)
+    True
     """
     missing = object()
     saved = {name: namespace.get(name, missing) for name in names}
     namespace.update(names)
     try:
-        yield
+        yield tuple(names.values())
     finally:
         for name, value in saved.items():
             if value is missing:
@@ -151,14 +178,17 @@ def substituted(namespace: dict, **names):
                 namespace[name] = value
 
 
-# The checks, after the harness they use (dplib.testing.checks imports this package).
+# The checks, after the harness they use (dplib.testing.checks and .values import this package).
 from dplib.testing.checks import (  # noqa: E402
     DEFAULT_FALSE_FAILURE,
+    MIN_DISTRIBUTION_SAMPLES,
     binomial_bounds,
     check_binomial,
     check_categorical,
     check_close,
     check_distribution,
     check_fraction,
+    check_is_random,
     check_mean,
 )
+from dplib.testing.values import check_array, check_bool, check_equal, check_frame, check_number  # noqa: E402

@@ -1,7 +1,9 @@
-"""The checks of :mod:`dplib.testing`: closeness, binomial and categorical counts, distributions, means.
+"""The checks of :mod:`dplib.testing`: closeness, binomial and categorical counts, distributions, means, randomness.
 
-Each check runs the student's values under :func:`dplib.testing.quiet` (looked up when called, so
-the grading guard's wrapper of it applies) and keeps its tolerances out of a student cell's reach.
+Each check first turns the student's values into plain numpy arrays after checking their exact
+types (:mod:`dplib.testing.values`: a MagicMock or a float subclass never reaches a comparison),
+runs under :func:`dplib.testing.quiet` (looked up when called, so the grading guard's wrapper of it
+applies) and keeps its tolerances out of a student cell's reach.
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ import functools
 import math
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 import dplib.testing as _testing
+from dplib.testing.values import _plain_array, check_frame
 
 DEFAULT_FALSE_FAILURE = 1e-6
 
@@ -25,6 +29,11 @@ _errstate, _count_nonzero, _bincount, _array_equal = np.errstate, np.count_nonze
 _sqrt = math.sqrt
 _binom_ppf, _binom_isf = stats.binom.ppf, stats.binom.isf
 _chisquare, _kstest, _norm_isf = stats.chisquare, stats.kstest, stats.norm.isf
+_DataFrame, _hash_pandas_object, _array2string = pd.DataFrame, pd.util.hash_pandas_object, np.array2string
+_type, _range, _all, _zip = builtins.type, builtins.range, builtins.all, builtins.zip
+
+#: The Kolmogorov-Smirnov check refuses fewer samples: with them a wrong distribution passes too easily.
+MIN_DISTRIBUTION_SAMPLES = 100
 
 
 def _allclose(got: np.ndarray, want: np.ndarray, *, rtol: float, atol: float) -> bool:
@@ -49,15 +58,21 @@ def check_close(actual, expected, *, name: str = "result", rtol: float = 1e-6, a
     Traceback (most recent call last):
     ...
     AssertionError: counts: expected [1.  2.5], got [1. 2.]. Did you divide by p - q?
+
+    ``actual`` must be numbers (int, float, bool, numpy scalars, or lists, tuples, arrays, Series
+    of them): anything else fails, whatever it claims to equal.
+
+    >>> from unittest import mock
+    >>> check_close(mock.MagicMock(), 1.0, name="max_privacy_loss(...)")
+    Traceback (most recent call last):
+    ...
+    AssertionError: max_privacy_loss(...): expected numbers, got MagicMock.
     """
     with _testing.quiet():
-        try:
-            got = _asarray(actual, dtype=float)
-        except (TypeError, ValueError):
-            _fail(f"{name}: expected numbers, got {actual!r}.", hint)
+        got = _plain_array(actual, name, hint).astype(float)
         want = _asarray(expected, dtype=float)
         if _shape(got) != _shape(want):
-            _fail(f"{name}: expected shape {_shape(want)}, got shape {_shape(got)} ({actual!r}).", hint)
+            _fail(f"{name}: expected shape {_shape(want)}, got shape {_shape(got)} ({got}).", hint)
         if not _allclose(got, want, rtol=rtol, atol=atol):
             _fail(f"{name}: expected {want}, got {got}.", hint)
 
@@ -89,6 +104,8 @@ def check_binomial(
     AssertionError: share of truthful answers: expected about 50.00% (n=10000, acceptable 47.55%..52.45%), got 75.00%. Did you swap p and q?
     """
     low, high = binomial_bounds(trials, p, false_failure)
+    if low <= 0 and high >= trials:
+        _fail(f"{what}: {trials} samples are too few to test (any share of them would pass).", hint)
     if not low <= successes <= high:
         _fail(
             f"{what}: expected about {p:.2%} (n={trials}, acceptable {low / trials:.2%}..{high / trials:.2%}), "
@@ -106,7 +123,7 @@ def check_fraction(flags, p: float, *, what: str, hint: str = "", false_failure:
     >>> check_fraction(np.random.default_rng(0).random(10_000) < 0.25, 0.25, what="share of 1s")
     """
     with _testing.quiet():
-        flags = _asarray(flags).ravel()
+        flags = _plain_array(flags, what, hint).ravel()
         check_binomial(int(_count_nonzero(flags)), int(flags.size), p, what=what, hint=hint, false_failure=false_failure)
 
 
@@ -126,7 +143,7 @@ def check_categorical(
     with _testing.quiet():
         expected_p = _asarray(probabilities, dtype=float)
         k = expected_p.size
-        values = _asarray(samples).ravel()
+        values = _plain_array(samples, what, hint, expected=f"integers in 0..{k - 1}").ravel()
         if values.size == 0:
             _fail(f"{what}: got no samples.", hint)
         if not np.issubdtype(values.dtype, np.number) or (values != np.round(values)).any():
@@ -154,6 +171,8 @@ def check_categorical(
 def check_distribution(samples, cdf, *, what: str, hint: str = "", false_failure: float = DEFAULT_FALSE_FAILURE) -> None:
     """Assert continuous ``samples`` follow the distribution with the given ``cdf`` (Kolmogorov-Smirnov).
 
+    At least :data:`MIN_DISTRIBUTION_SAMPLES` finite samples are needed.
+
     Examples
     --------
     >>> import numpy as np
@@ -162,9 +181,11 @@ def check_distribution(samples, cdf, *, what: str, hint: str = "", false_failure
     >>> check_distribution(noise, stats.laplace(scale=2).cdf, what="noise")
     """
     with _testing.quiet():
-        values = _asarray(samples, dtype=float).ravel()
+        values = _plain_array(samples, what, hint).astype(float).ravel()
         if values.size == 0 or not _isfinite(values).all():
             _fail(f"{what}: expected finite numbers, got {values[:5]}...", hint)
+        if values.size < MIN_DISTRIBUTION_SAMPLES:
+            _fail(f"{what}: expected at least {MIN_DISTRIBUTION_SAMPLES} samples, got {values.size}.", hint)
         result = _kstest(values, cdf)
         if result.pvalue < false_failure:
             _fail(
@@ -191,7 +212,7 @@ def check_mean(
     >>> check_mean(np.random.default_rng(0).normal(5, 2, 10_000), 5, 2, what="noisy answers")
     """
     with _testing.quiet():
-        values = _asarray(samples, dtype=float).ravel()
+        values = _plain_array(samples, what, hint).astype(float).ravel()
         n = values.size
         if n == 0 or not _isfinite(values).all():
             _fail(f"{what}: expected finite numbers, got {values[:5]}...", hint)
@@ -202,6 +223,60 @@ def check_mean(
             _fail(
                 f"{what}: expected a mean of about {expected_mean:.4g} (n={n}, acceptable +/- {margin:.3g}), "
                 f"got {mean:.4g}.",
+                hint,
+            )
+
+
+def _fingerprint(value, what: str, hint: str):
+    """What two results of a mechanism are compared by: a plain array, or the hashes of a checked DataFrame."""
+    if _type(value) is _DataFrame:
+        frame = check_frame(value, name=what, hint=hint)
+        return _asarray(_hash_pandas_object(frame, index=True).to_numpy()), _asarray(frame.columns.astype(str).to_numpy())
+    return (_plain_array(value, what, hint),)
+
+
+def _same(first: tuple, second: tuple) -> bool:
+    return _len(first) == _len(second) and _all(
+        a.shape == b.shape and a.dtype.kind == b.dtype.kind and _array_equal(a, b, equal_nan=a.dtype.kind == "f")
+        for a, b in _zip(first, second))
+
+
+def check_is_random(function, *args, what: str, calls: int = 2, hint: str = "", **kwargs) -> None:
+    """Assert that ``calls`` calls of ``function(*args, **kwargs)`` do not all return the same value.
+
+    A distribution test cannot tell a mechanism from a fixed table of well-chosen values (the
+    quantiles of the right distribution pass every test of the distribution): each distribution
+    test of a randomized exercise therefore also checks that the mechanism draws new randomness on
+    every call, for an array and for a single value. The calls run under :func:`quiet`; each result
+    must be numbers (or a DataFrame) and is compared as a plain copy.
+
+    Choose the arguments and ``calls`` so that a correct mechanism repeats itself with probability
+    at most 1e-9: two calls on 100 values, or on one continuous value, never agree; for one coin
+    answering 1 with probability 3/4, 73 calls all agree with probability (3/4)^73 + (1/4)^73 < 1e-9.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_is_random(lambda values: values + np.random.default_rng().laplace(size=np.shape(values)),
+    ...                 np.zeros(100), what="laplace noise")
+    >>> check_is_random(lambda values: values + 1.0, np.zeros(100), what="f(np.zeros(100))",
+    ...                 hint="Draw the noise with rng.laplace.")
+    Traceback (most recent call last):
+    ...
+    AssertionError: f(np.zeros(100)): 2 calls all returned the same [1. 1. 1. ... 1. 1. 1.]: a randomized mechanism must draw new randomness on every call (with rng=None a fresh np.random.default_rng(), not a fixed seed, a fixed pattern of noise or no noise). Draw the noise with rng.laplace.
+    """
+    if not 2 <= calls:
+        raise ValueError(f"calls must be an integer >= 2, got {calls!r}")
+    with _testing.quiet():
+        results = [function(*args, **kwargs) for _ in _range(calls)]
+    with _testing.quiet():
+        fingerprints = [_fingerprint(result, what, hint) for result in results]
+        if _all(_same(fingerprints[0], other) for other in fingerprints[1:]):
+            shown = _array2string(fingerprints[0][0], threshold=10, edgeitems=3) if _type(results[0]) is not _DataFrame else "DataFrame"
+            _fail(
+                f"{what}: {calls} calls all returned the same {shown}: a randomized mechanism must draw new randomness on "
+                "every call (with rng=None a fresh np.random.default_rng(), not a fixed seed, a fixed pattern of noise "
+                "or no noise).",
                 hint,
             )
 
@@ -232,3 +307,4 @@ check_fraction = _keeping_defaults(check_fraction)
 check_categorical = _keeping_defaults(check_categorical)
 check_distribution = _keeping_defaults(check_distribution)
 check_mean = _keeping_defaults(check_mean)
+check_is_random = _keeping_defaults(check_is_random)
