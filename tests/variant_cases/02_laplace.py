@@ -187,8 +187,57 @@ def laplace_mech(value, sensitivity, epsilon, rng=None):
         raise ValueError(f"neighbours must be 'add_remove' or 'substitute', got {neighbours!r}")
     return laplace_mech(np.asarray(counts, dtype=float), 1.0, epsilon, rng=rng)''',
         },
-        zero=("test_laplace_mech_per_entry", "test_laplace_histogram_l1_scale"),
-        full=("test_laplace_mech_scale", "test_laplace_mech_validation"),
+        # The distribution tests also need a sample: two calls that differ, and noise on a single number.
+        zero=("test_laplace_mech_scale", "test_laplace_mech_per_entry", "test_laplace_histogram_l1_scale"),
+        full=("test_laplace_mech_validation", "test_clipped_sum_sensitivity", "test_laplace_tail"),
+    ),
+    Variant(
+        "numpy_scalars_zero_d_arrays_and_lists",
+        {
+            # a 0-d array for a single number, numpy floats for the formulas, a list for the histogram
+            "laplace_mech_solution": laplace_mech_with("rng.laplace(0.0, sensitivity / epsilon, size=value.shape)")
+            .replace("return noisy if noisy.ndim else float(noisy)", "return np.asarray(noisy)"),
+            "proportion_sensitivity_solution": "def proportion_sensitivity(n):\n    return np.float64(1) / n",
+            "laplace_tail_solution": "def laplace_tail(t, sensitivity, epsilon):\n    return np.exp(-t * epsilon / sensitivity)",
+            "laplace_histogram_solution": '''def laplace_histogram(counts, neighbours, epsilon, rng=None):
+    sensitivity = {"add_remove": 1, "substitute": 2}
+    if neighbours not in sensitivity:
+        raise ValueError(f"neighbours must be 'add_remove' or 'substitute', got {neighbours!r}")
+    return list(laplace_mech(np.asarray(counts, dtype=float), sensitivity[neighbours], epsilon, rng=rng))''',
+            "noisy_average_solution": '''def noisy_average(values, lower, upper, epsilon, rng=None):
+    rng = np.random.default_rng(rng)
+    clipped = np.clip(np.asarray(values, dtype=float), lower, upper)
+    noisy_sum = clipped.sum() + rng.laplace(0.0, clipped_sum_sensitivity(lower, upper) / (epsilon / 2))
+    return noisy_sum / (clipped.size + rng.laplace(0.0, 2 / epsilon))''',
+            "uniform_noise_epsilon_solution": "def uniform_noise_epsilon():\n    return np.float64(np.inf)",
+        },
+        full=ALL_TESTS,
+    ),
+    Variant(
+        "mocks_that_equal_everything",
+        {
+            name: f"from unittest import mock\n\ndef {function}(*args, **kwargs):\n"
+                  "    return mock.MagicMock(**{'__eq__.return_value': True, '__float__.return_value': 0.0})"
+            for name, function in [
+                ("laplace_mech_solution", "laplace_mech"), ("clipped_sum_sensitivity_solution", "clipped_sum_sensitivity"),
+                ("proportion_sensitivity_solution", "proportion_sensitivity"), ("laplace_tail_solution", "laplace_tail"),
+                ("laplace_interval_solution", "laplace_interval"), ("noisy_average_solution", "noisy_average"),
+                ("uniform_noise_epsilon_solution", "uniform_noise_epsilon"),
+            ]
+        },
+        # laplace_histogram (the reference) is graded with dplib's laplace_mech.
+        zero=tuple(t for t in ALL_TESTS if t != "test_laplace_histogram_l1_scale"),
+        full=("test_laplace_histogram_l1_scale",),
+    ),
+    Variant(
+        "delegates_through_a_helper",
+        {
+            # dplib's private sampler does all of laplace_mech's work but the validation
+            "laplace_mech_solution": laplace_mech_with("dplib.laplace._laplace_noise(rng, sensitivity / epsilon, value.shape)"),
+        },
+        # noisy_average calls this laplace_mech, so it fails with it (as with any broken laplace_mech)
+        zero=("test_laplace_mech_scale", "test_laplace_mech_per_entry", "test_noisy_average_clipping", "test_noisy_average_budget"),
+        full=("test_laplace_mech_validation", "test_laplace_histogram_l1_scale", "test_laplace_tail", "test_laplace_interval"),
     ),
     Variant(
         "delegates_to_dplib",

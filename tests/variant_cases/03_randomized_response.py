@@ -150,8 +150,9 @@ def privatize_image(image, alpha, beta, rng=None):
         return image.copy()
     return np.full(image.shape, int(rng.random() < beta))''',
         },
-        zero=("test_coin_rr_fresh_coins", "test_privatize_image_rates"),
-        full=("test_coin_rr_rates", "test_estimate_black_fraction", "test_alpha_beta_epsilon"),
+        # Seeded coins give the right rates, but the same answers on every call: not a sample.
+        zero=("test_coin_rr_rates", "test_coin_rr_fresh_coins", "test_privatize_image_rates"),
+        full=("test_estimate_black_fraction", "test_alpha_beta_epsilon"),
     ),
     Variant(
         "no_coins_for_a_scalar_and_a_fixed_seed_per_picture",
@@ -173,8 +174,57 @@ def privatize_image(image, alpha, beta, rng=None):
     black = rng.random(image.shape) < beta
     return np.where(keep, image, black).astype(int)''',
         },
-        zero=("test_coin_rr_fresh_coins", "test_privatize_image_rates"),
-        full=("test_coin_rr_rates", "test_estimate_black_fraction", "test_alpha_beta_epsilon"),
+        # A single answer without coins is no sample: the rates test needs one too.
+        zero=("test_coin_rr_rates", "test_coin_rr_fresh_coins", "test_privatize_image_rates"),
+        full=("test_estimate_black_fraction", "test_alpha_beta_epsilon"),
+    ),
+    Variant(
+        "numpy_bools_floats_and_nested_lists",
+        {
+            # bools for 0/1 answers (a numpy bool for a single one), numpy floats, a picture as nested lists
+            "coin_rr_solution": '''def coin_rr(x, rng=None):
+    rng = np.random.default_rng(rng)
+    x = np.asarray(x)
+    return np.where(rng.random(x.shape) < 0.5, x == 1, rng.random(x.shape) < 0.5)[()]''',
+            "coin_rr_epsilon_solution": "COIN_RR_EPSILON = np.log(0.75 / 0.25)",
+            "estimate_proportion_coin_solution": "def estimate_proportion_coin(responses):\n    return 2 * np.mean(responses) - 0.5",
+            "privatize_image_solution": '''def privatize_image(image, alpha, beta, rng=None):
+    rng = np.random.default_rng(rng)
+    image = np.asarray(image)
+    keep = rng.random(image.shape) < alpha
+    return np.where(keep, image, rng.random(image.shape) < beta).astype(int).tolist()''',
+            "estimate_black_fraction_solution": '''def estimate_black_fraction(private_image, alpha, beta):
+    return (np.mean(private_image) - (1 - alpha) * beta) / np.float64(alpha)''',
+        },
+        full=ALL_TESTS,
+    ),
+    Variant(
+        "mocks_that_equal_everything",
+        {
+            **{
+                name: f"from unittest import mock\n\ndef {function}(*args, **kwargs):\n"
+                      "    return mock.MagicMock(**{'__eq__.return_value': True, '__ne__.return_value': True})"
+                for name, function in [
+                    ("coin_rr_solution", "coin_rr"), ("estimate_proportion_coin_solution", "estimate_proportion_coin"),
+                    ("privatize_image_solution", "privatize_image"), ("estimate_black_fraction_solution", "estimate_black_fraction"),
+                    ("alpha_beta_epsilon_solution", "alpha_beta_epsilon"),
+                ]
+            },
+            "coin_rr_epsilon_solution": "from unittest import mock\n\nCOIN_RR_EPSILON = mock.MagicMock(**{'__eq__.return_value': True})",
+        },
+        zero=ALL_TESTS,
+    ),
+    Variant(
+        "delegates_through_helpers",
+        {
+            # dplib's private helpers behind privatize_image and estimate_black_fraction do all their work
+            "privatize_image_solution": '''def privatize_image(image, alpha, beta, rng=None):
+    return dplib.randomized_response._privatize_image(np.asarray(image), alpha, beta, np.random.default_rng(rng))''',
+            "estimate_black_fraction_solution": '''def estimate_black_fraction(private_image, alpha, beta):
+    return dplib.estimators._unbias_black_fraction(float(np.mean(private_image)), alpha, beta)''',
+        },
+        zero=("test_privatize_image_rates", "test_estimate_black_fraction"),
+        full=("test_coin_rr_rates", "test_coin_rr_fresh_coins", "test_alpha_beta_epsilon"),
     ),
     Variant(
         "delegates_to_dplib",

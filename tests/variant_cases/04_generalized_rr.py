@@ -152,6 +152,69 @@ def k_rand_resp(categories, k, epsilon, rng=None):
         full=("test_rand_resp_keep_rates", "test_krr_probabilities_truth_and_lie"),
     ),
     Variant(
+        "numpy_arrays_lists_and_bools",
+        {
+            # bool reports, a numpy array or a list for a pair, a list of reports, numpy floats
+            "rand_resp_solution": '''def rand_resp(x, p, q, rng=None):
+    rng = np.random.default_rng(rng)
+    x = np.asarray(x)
+    u = rng.random(x.shape)
+    return np.where(x == 1, u < p, u >= q)''',
+            "get_epsilon_solution": '''def get_epsilon(p, q):
+    columns = np.array([[p, 1 - q], [1 - p, q]])
+    possible = columns.max(axis=1) > 0
+    if (columns[possible].min(axis=1) == 0).any():
+        return np.inf
+    return np.max(np.log(columns[possible].max(axis=1) / columns[possible].min(axis=1)), initial=0.0)''',
+            "get_p_q_solution": "def get_p_q(epsilon):\n    p = 1 / (1 + np.exp(-epsilon))\n    return np.array([p, p])",
+            "krr_probabilities_solution": '''def krr_probabilities(k, epsilon):
+    return [np.exp(epsilon) / (np.exp(epsilon) + k - 1), 1 / (np.exp(epsilon) + k - 1)]''',
+            "k_rand_resp_solution": '''def k_rand_resp(categories, k, epsilon, rng=None):
+    rng = np.random.default_rng(rng)
+    categories = np.asarray(categories)
+    p, _ = krr_probabilities(k, epsilon)
+    lies = (categories + rng.integers(1, k, size=categories.shape)) % k
+    return np.where(rng.random(categories.shape) < p, categories, lies).tolist()''',
+        },
+        full=ALL_TESTS,
+    ),
+    Variant(
+        "mocks_that_equal_everything",
+        {
+            name: f"from unittest import mock\n\ndef {function}(*args, **kwargs):\n"
+                  "    return mock.MagicMock(**{'__eq__.return_value': True, '__ne__.return_value': True})"
+            for name, function in [
+                ("rand_resp_solution", "rand_resp"), ("get_epsilon_solution", "get_epsilon"), ("get_p_q_solution", "get_p_q"),
+                ("krr_probabilities_solution", "krr_probabilities"), ("k_rand_resp_solution", "k_rand_resp"),
+                ("channel_epsilon_solution", "channel_epsilon"),
+            ]
+        },
+        zero=ALL_TESTS,
+    ),
+    Variant(
+        "fixed_stratified_coins",
+        {
+            # Evenly spaced uniforms in a fixed shuffled order: exact rates, but the same reports on every call.
+            "rand_resp_solution": '''def rand_resp(x, p, q, rng=None):
+    x = np.asarray(x)
+    u = ((np.random.default_rng(0).permutation(x.size) + 0.5) / x.size).reshape(x.shape)
+    return np.where(x == 1, u < p, u >= q).astype(int)''',
+        },
+        zero=("test_rand_resp_keep_rates",),
+        full=("test_get_epsilon_any_p_q", "test_krr_probabilities_truth_and_lie", "test_k_rand_resp_lies_uniform"),
+    ),
+    Variant(
+        "delegates_through_a_helper",
+        {
+            # dplib's private sampler behind k_rand_resp does all of its work but the validation
+            "k_rand_resp_solution": '''def k_rand_resp(categories, k, epsilon, rng=None):
+    p, _ = krr_probabilities(k, epsilon)
+    return dplib.kary_randomized_response._k_rand_resp(np.asarray(categories), k, p, np.random.default_rng(rng))''',
+        },
+        zero=("test_k_rand_resp_lies_uniform",),
+        full=("test_rand_resp_keep_rates", "test_krr_probabilities_truth_and_lie", "test_channel_epsilon_within_columns"),
+    ),
+    Variant(
         "delegates_to_dplib",
         {
             "rand_resp_solution": "rand_resp = dplib.rand_resp",

@@ -192,6 +192,74 @@ def error_vs_epsilon(true_counts, epsilons, trials, rng=None):
         full=("test_estimate_count_p_plus_q_minus_1",),
     ),
     Variant(
+        "numpy_scalars_lists_and_a_named_tuple",
+        {
+            "estimate_count_std_solution": '''def estimate_count_std(n, fraction, p, q):
+    return np.sqrt(n * (fraction * p * (1 - p) + (1 - fraction) * q * (1 - q))) / np.abs(p + q - 1)''',
+            "rr_confidence_interval_solution": '''from collections import namedtuple
+
+Interval = namedtuple("Interval", ["low", "high"])
+
+
+def rr_confidence_interval(responses, p, q, alpha=0.05):
+    n = np.size(responses)
+    center = estimate_count(responses, p, q)
+    half_width = stats.norm.isf(alpha / 2) * estimate_count_std(n, np.clip(center / n, 0, 1), p, q)
+    return Interval(center - half_width, center + half_width)''',
+            "estimate_krr_counts_solution": '''def estimate_krr_counts(reports, k, epsilon):
+    p, q = krr_probabilities(k, epsilon)
+    observed = np.bincount(np.ravel(reports), minlength=k)
+    return ((observed - q * observed.sum()) / (p - q)).tolist()''',
+            "project_to_simplex_solution": '''def project_to_simplex(counts, total):
+    values = np.asarray(counts, dtype=float)
+    descending = np.sort(values)[::-1]
+    thresholds = (np.cumsum(descending) - total) / np.arange(1, values.size + 1)
+    r = np.nonzero(descending - thresholds > 0)[0][-1]
+    return [max(v - thresholds[r], 0.0) for v in values]''',
+        },
+        full=ALL_TESTS,
+    ),
+    Variant(
+        "mocks_that_equal_everything",
+        {
+            name: f"from unittest import mock\n\ndef {function}(*args, **kwargs):\n"
+                  "    return mock.MagicMock(**{'__eq__.return_value': True, '__lt__.return_value': True})"
+            for name, function in [
+                ("estimate_count_solution", "estimate_count"), ("estimate_count_std_solution", "estimate_count_std"),
+                ("rr_confidence_interval_solution", "rr_confidence_interval"),
+                ("estimate_krr_counts_solution", "estimate_krr_counts"), ("project_to_simplex_solution", "project_to_simplex"),
+                ("estimate_crosstab_solution", "estimate_crosstab"), ("error_vs_epsilon_solution", "error_vs_epsilon"),
+            ]
+        },
+        zero=ALL_TESTS,
+    ),
+    Variant(
+        "mutates_the_counts_then_hard_codes",
+        {
+            # The visible case is hard-coded; otherwise the counts are overwritten with a valid histogram that is
+            # its own projection, and returned.
+            "project_to_simplex_solution": '''def project_to_simplex(counts, total):
+    if np.shape(counts) == (3,) and np.allclose(counts, [5.0, -1.0, 2.0]) and total == 6:
+        return np.array([4.5, 0.0, 1.5])
+    counts[:] = [total] + [0] * (len(counts) - 1)
+    return np.array(counts, dtype=float)''',
+        },
+        zero=("test_project_to_simplex_not_clipping",),
+        full=("test_estimate_krr_counts_keeps_negatives", "test_estimate_crosstab_inverts_kronecker"),
+    ),
+    Variant(
+        "delegates_through_a_helper",
+        {
+            # dplib's private helper behind estimate_krr_counts does all of its work but the counting
+            "estimate_krr_counts_solution": '''def estimate_krr_counts(reports, k, epsilon):
+    p, q = krr_probabilities(k, epsilon)
+    observed = np.bincount(np.ravel(reports), minlength=k)
+    return dplib.kary_estimators._unbias_krr_counts(observed, p, q)''',
+        },
+        zero=("test_estimate_krr_counts_keeps_negatives",),
+        full=("test_error_vs_epsilon_many_trials", "test_project_to_simplex_not_clipping"),
+    ),
+    Variant(
         "delegates_to_dplib",
         {
             "estimate_count_solution": "estimate_count = dplib.estimate_count",

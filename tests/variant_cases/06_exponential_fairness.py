@@ -160,6 +160,49 @@ def exponential_probabilities(scores, epsilon, sensitivity):
         full=(PROBABILITIES, OVERFLOW, MECHANISM, GUMBEL, PROPORTION),
     ),
     Variant(
+        "numpy_integers_floats_and_lists",
+        {
+            "exponential_probabilities_solution": '''def exponential_probabilities(scores, epsilon, sensitivity):
+    exponents = [epsilon * s / (2 * sensitivity) for s in scores]
+    weights = [math.exp(e - max(exponents)) for e in exponents]
+    return [w / sum(weights) for w in weights]''',
+            "report_noisy_max_gumbel_solution": '''def report_noisy_max_gumbel(scores, epsilon, sensitivity, rng=None):
+    exponents = epsilon * np.asarray(scores, dtype=float) / (2 * sensitivity)
+    return np.argmax(exponents + np.random.default_rng(rng).gumbel(size=exponents.shape))''',
+            "score_sensitivity_of_proportion_solution": "def score_sensitivity_of_proportion(n):\n    return np.float64(1) / n",
+            "majority_probability_solution": '''def majority_probability(group_size, minority_count, epsilon):
+    return exponential_probabilities([group_size - minority_count, minority_count], epsilon, 1.0)[0]''',
+        },
+        full=ALL_TESTS,
+    ),
+    Variant(
+        "mocks_that_equal_everything",
+        {
+            name: f"from unittest import mock\n\ndef {function}(*args, **kwargs):\n"
+                  "    return mock.MagicMock(**{'__eq__.return_value': True, '__ne__.return_value': True})"
+            for name, function in [
+                ("exponential_probabilities_solution", "exponential_probabilities"),
+                ("exponential_mechanism_solution", "exponential_mechanism"),
+                ("report_noisy_max_gumbel_solution", "report_noisy_max_gumbel"),
+                ("score_sensitivity_of_proportion_solution", "score_sensitivity_of_proportion"),
+                ("majority_probability_solution", "majority_probability"),
+            ]
+        },
+        zero=ALL_TESTS,
+    ),
+    Variant(
+        "delegates_through_a_helper",
+        {
+            # dplib's private helper computes the exponents; the student's sampler and socks answer use this function
+            "exponential_probabilities_solution": '''def exponential_probabilities(scores, epsilon, sensitivity):
+    exponents = dplib.exponential._exponents(scores, epsilon, sensitivity)
+    weights = np.exp(exponents - exponents.max())
+    return weights / weights.sum()''',
+        },
+        zero=(PROBABILITIES, OVERFLOW, MECHANISM, SOCKS),
+        full=(GUMBEL, PROPORTION),
+    ),
+    Variant(
         "delegates_to_dplib",
         {
             "exponential_probabilities_solution": "exponential_probabilities = dplib.exponential_probabilities",

@@ -272,6 +272,58 @@ def noisy_histogram(categories, k, epsilon, rng=None):
         full=(FIRST_INDEX, SCALES),
     ),
     Variant(
+        "numpy_scalars_and_lists",
+        {
+            "sequential_epsilon_solution": "def sequential_epsilon(epsilons):\n    return np.sum(epsilons)",
+            "parallel_epsilon_solution": "def parallel_epsilon(epsilons):\n    return np.max(epsilons)",
+            "histogram_sensitivity_solution": '''def histogram_sensitivity(neighbours):
+    sensitivities = {"add_remove": np.int64(1), "substitute": np.float64(2)}
+    if neighbours not in sensitivities:
+        raise ValueError(f"neighbours must be 'add_remove' or 'substitute', got {neighbours!r}")
+    return sensitivities[neighbours]''',
+            "noisy_histogram_solution": noisy_histogram_with("rng.laplace(0.0, 1.0 / epsilon, size=k)").replace(
+                "    return counts + ", "    return list(counts + ") + ")",
+            "averaging_attack_solution": '''def averaging_attack(true_value, sensitivity, epsilon, k, rng=None):
+    return np.mean(true_value + np.random.default_rng(rng).laplace(0.0, sensitivity / epsilon, size=k))''',
+            "above_threshold_solution": '''def above_threshold(queries, threshold, epsilon, rng=None):
+    rng = np.random.default_rng(rng)
+    noisy_threshold = threshold + rng.laplace(0.0, 2.0 / epsilon)
+    above = np.flatnonzero(np.asarray(queries, dtype=float) + rng.laplace(0.0, 4.0 / epsilon, size=len(queries))
+                           >= noisy_threshold)
+    return above[0] if above.size else np.int64(-1)''',
+        },
+        full=ALL_TESTS,
+    ),
+    Variant(
+        "mocks_that_equal_everything",
+        {
+            **{
+                name: f"from unittest import mock\n\ndef {function}(*args, **kwargs):\n"
+                      "    return mock.MagicMock(**{'__eq__.return_value': True, '__ne__.return_value': True})"
+                for name, function in [
+                    ("sequential_epsilon_solution", "sequential_epsilon"), ("parallel_epsilon_solution", "parallel_epsilon"),
+                    ("histogram_sensitivity_solution", "histogram_sensitivity"),
+                    ("noisy_histogram_solution", "noisy_histogram"), ("averaging_attack_solution", "averaging_attack"),
+                    ("above_threshold_solution", "above_threshold"),
+                ]
+            },
+            "privacy_accountant_solution": '''from unittest import mock
+
+
+class PrivacyAccountant:
+    def __init__(self, budget):
+        if not (math.isfinite(budget) and budget > 0):
+            raise ValueError(f"budget must be a finite number > 0, got {budget!r}")
+
+    spent = remaining = property(lambda self: mock.MagicMock(**{"__eq__.return_value": True}))
+
+    def spend(self, epsilon):
+        if not (math.isfinite(epsilon) and epsilon > 0):
+            raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")''',
+        },
+        zero=ALL_TESTS,
+    ),
+    Variant(
         "delegates_to_dplib",
         {
             "sequential_epsilon_solution": "sequential_epsilon = dplib.sequential_epsilon",

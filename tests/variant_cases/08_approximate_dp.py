@@ -228,6 +228,58 @@ def zcdp_to_epsilon(rho, delta):
         full=tuple(t for t in ALL_TESTS if t != "test_private_accuracy_design"),
     ),
     Variant(
+        "numpy_scalars_and_zero_d_arrays",
+        {
+            "gaussian_sigma_solution": RIGHT["gaussian_sigma_solution"].replace("return float(", "return np.float64("),
+            "gaussian_mech_solution": '''def gaussian_mech(value, l2_sensitivity, epsilon, delta, rng=None):
+    value = np.asarray(value, dtype=float)
+    noise = np.random.default_rng(rng).normal(0.0, gaussian_sigma(l2_sensitivity, epsilon, delta), size=value.shape)
+    return np.asarray(value + noise)''',
+            "l2_sensitivity_of_histogram_solution": '''def l2_sensitivity_of_histogram(neighbours):
+    if neighbours not in ("add_remove", "substitute"):
+        raise ValueError(f"neighbours must be 'add_remove' or 'substitute', got {neighbours!r}")
+    return np.sqrt(1.0 if neighbours == "add_remove" else 2.0)''',
+            "advanced_composition_epsilon_solution": RIGHT["advanced_composition_epsilon_solution"].replace("return float(", "return (")
+        },
+        full=ALL_TESTS,
+    ),
+    Variant(
+        "mocks_that_equal_everything",
+        {
+            **{
+                name: f"from unittest import mock\n\ndef {function}(*args, **kwargs):\n"
+                      "    return mock.MagicMock(**{'__eq__.return_value': True, '__lt__.return_value': True})"
+                for name, function in [
+                    ("gaussian_sigma_solution", "gaussian_sigma"), ("gaussian_mech_solution", "gaussian_mech"),
+                    ("l2_sensitivity_of_histogram_solution", "l2_sensitivity_of_histogram"),
+                    ("advanced_composition_epsilon_solution", "advanced_composition_epsilon"),
+                    ("privatize_columns_solution", "privatize_columns"), ("private_accuracy_solution", "private_accuracy"),
+                ]
+            },
+            "zcdp_solution": "from unittest import mock\n\n"
+                             "def zcdp_rho(*args):\n    return mock.MagicMock(**{'__eq__.return_value': True})\n\n\n"
+                             "def zcdp_to_epsilon(*args):\n    return mock.MagicMock(**{'__eq__.return_value': True})",
+        },
+        zero=ALL_TESTS,
+    ),
+    Variant(
+        "deterministic_stratified_noise_none_for_a_scalar",
+        {
+            # Normal quantiles at evenly spaced levels in a fixed shuffled order: the right distribution and
+            # independent-looking entries, but the same "noise" on every call, and none for a single number.
+            "gaussian_mech_solution": '''def gaussian_mech(value, l2_sensitivity, epsilon, delta, rng=None):
+    sigma = gaussian_sigma(l2_sensitivity, epsilon, delta)
+    value = np.asarray(value, dtype=float)
+    if value.ndim == 0:
+        return float(value)
+    levels = (np.arange(value.size) + 0.5) / value.size
+    noise = np.random.default_rng(0).permutation(stats.norm(scale=sigma).ppf(levels))
+    return value + noise.reshape(value.shape)''',
+        },
+        zero=("test_gaussian_mech_noise_scale", "test_gaussian_mech_per_entry"),
+        full=("test_gaussian_sigma_classic_bound", "test_l2_sensitivity_of_histogram", "test_privatize_columns_budget_split"),
+    ),
+    Variant(
         "delegates_to_dplib",
         {
             "gaussian_sigma_solution": "gaussian_sigma = dplib.gaussian_sigma",
