@@ -36,6 +36,7 @@ from dplib.widgets.composition import AveragingExplorer  # noqa: E402
 from dplib.widgets.estimation import EstimationExplorer  # noqa: E402
 from dplib.widgets.fairness import FairnessExplorer  # noqa: E402
 from dplib.widgets.laplace import LaplaceExplorer  # noqa: E402
+from dplib.widgets.private_learning import PrivateLearningExplorer  # noqa: E402
 from dplib.widgets.randomized_response import ImageExplorer  # noqa: E402
 
 TARGET_MEDIAN_MS = 100.0
@@ -73,6 +74,7 @@ def cases():
     yield "FairnessExplorer", FairnessExplorer, ["epsilon", "Blue size", "Red base rate"]
     yield "AveragingExplorer", AveragingExplorer, ["k"]
     yield "CompositionExplorer", CompositionExplorer, ["epsilon", "k"]
+    yield "PrivateLearningExplorer", PrivateLearningExplorer, ["steps", "noise_multiplier", "clip_norm"]
     yield "AuditExplorer", AuditExplorer, ["claimed", "runs"]
 
 

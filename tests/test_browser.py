@@ -30,6 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 LECTURE = REPO / "course" / "02_laplace.ipynb"
 COMPOSITION_LECTURE = REPO / "course" / "07_composition.ipynb"
 APPROXIMATE_DP_LECTURE = REPO / "course" / "08_approximate_dp.ipynb"
+PRIVATE_LEARNING_LECTURE = REPO / "course" / "09_private_learning.ipynb"
 AUDITING_LECTURE = REPO / "course" / "11_auditing.ipynb"
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 # As root, on a machine with no network but the package registries: no sandbox, no GPU,
@@ -249,6 +250,21 @@ def test_composition_explorer_redraws_when_k_moves(jupyter_lab, tmp_path):
     assert changed > 0.001, "the explorer's figure did not change after moving k"
     k = int(shown.split(" queries")[0].split()[-1])
     assert k > 100, f"expected more queries after dragging right, got {shown!r}"
+
+
+@pytest.mark.parametrize("jupyter_lab", [PRIVATE_LEARNING_LECTURE], indirect=True, ids=["09_private_learning"])
+def test_private_learning_explorer_redraws_when_the_steps_move(jupyter_lab, tmp_path):
+    """Check that lecture 09 runs in JupyterLab and dragging the steps slider redraws the DP-GD explorer and its epsilon."""
+    url, token, _ = jupyter_lab
+    with browser_page() as page:
+        run_lecture_in_lab(page, url, token, PRIVATE_LEARNING_LECTURE)
+        # to the left: fewer steps, a smaller epsilon (the run is cached: no retraining)
+        changed, shown = redraw_by_dragging(page, "substitution neighbours", "T = 100 steps", "steps T", -60)
+        save_screenshot(page, tmp_path, "browser_private_learning_explorer.png")
+    assert changed > 0.001, "the explorer's figure did not change after moving the steps"
+    steps = int(shown.split("T = ")[1].split(" steps")[0])
+    epsilon = float(shown.split("epsilon = ")[1].split(" ")[0])
+    assert steps < 100 and epsilon < 1.0, f"expected fewer steps and epsilon below 1 after dragging left, got {shown!r}"
 
 
 @pytest.mark.parametrize("jupyter_lab", [AUDITING_LECTURE], indirect=True, ids=["11_auditing"])

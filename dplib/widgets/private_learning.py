@@ -39,7 +39,7 @@ from dplib.widgets._render import SLIDER_LAYOUT, SLIDER_STYLE, Explorer, seed_bo
 __all__ = ["PrivateLearningView", "private_learning_view", "PrivateLearningExplorer", "MAX_STEPS"]
 
 #: The longest training the explorer runs (its steps slider's maximum).
-MAX_STEPS = 200
+MAX_STEPS = 150
 #: Test accuracy is measured at about this many steps along a run.
 CHECKPOINTS = 60
 #: People of Adult's train split the explorer trains on: unit 08's and the assignment's 10,000.
