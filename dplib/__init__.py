@@ -33,6 +33,11 @@ Re-exported here, imported with the package (numpy, pandas and scipy only):
   ``textbook_laplace``, ``textbook_laplace_output``, ``can_produce``, ``grid_laplace``,
   ``opendp_laplace``, ``opendp_laplace_epsilon``; the reconstruction attack ``subset_queries``,
   ``answer_queries``, ``reconstruct``, ``reconstruction_accuracy``;
+- private learning (09): ``per_example_gradients``, ``clip_gradients``, ``gradient_sum_sensitivity``,
+  ``noisy_gradient``, ``noisy_gradient_descent``, ``noisy_gradient_descent_path``, ``dp_gd_rho``, ``dp_gd_epsilon``,
+  ``noise_multiplier_for``, ``central_accuracy``, ``design_matrix``, ``adult_design_matrices``, ``logistic_loss``,
+  ``logistic_accuracy``, ``nonprivate_logistic_regression``; amplification by subsampling ``subsampled_epsilon``,
+  ``sampled_gaussian_epsilon``;
 - data: ``load_adult``, ``load_adult_with_pii``, ``load_voter_roll``, ``age_sex_categories``,
   ``demo_picture``.
 
@@ -46,7 +51,7 @@ on first use, so ``import dplib`` does not pay for matplotlib and ipywidgets:
 The others: ``datasets``, ``laplace``, ``randomized_response``, ``kary_randomized_response``,
 ``channels``, ``estimators``, ``kary_estimators``, ``experiments``, ``exponential``,
 ``fairness``, ``privacy_loss``, ``attacks``, ``images``, ``composition``, ``sparse_vector``, ``gaussian``, ``learning``,
-``auditing``, ``vendors``, ``floating_point``, ``reconstruction``;
+``private_learning``, ``auditing``, ``vendors``, ``floating_point``, ``reconstruction``;
 the grading platform is a package of its own, `dpgrader`, which no notebook imports.
 """
 
@@ -140,6 +145,25 @@ from dplib.laplace import (
 )
 from dplib.learning import adult_learning_data, private_accuracy, privatize_columns, train_and_score
 from dplib.privacy_loss import max_privacy_loss, privacy_loss_per_output, satisfies_dp
+from dplib.private_learning import (
+    adult_design_matrices,
+    central_accuracy,
+    clip_gradients,
+    design_matrix,
+    dp_gd_epsilon,
+    dp_gd_rho,
+    gradient_sum_sensitivity,
+    logistic_accuracy,
+    logistic_loss,
+    noise_multiplier_for,
+    noisy_gradient,
+    noisy_gradient_descent,
+    noisy_gradient_descent_path,
+    nonprivate_logistic_regression,
+    per_example_gradients,
+    sampled_gaussian_epsilon,
+    subsampled_epsilon,
+)
 from dplib.randomized_response import coin_rr, privatize_image, rand_resp
 from dplib.reconstruction import answer_queries, reconstruct, reconstruction_accuracy, subset_queries
 from dplib.vendors import Vendor, vendor_mechanisms

@@ -27,6 +27,9 @@ AveragingExplorer (:mod:`dplib.widgets.composition`)
 CompositionExplorer (:mod:`dplib.widgets.approximate_dp`)
     per-query epsilon and delta, k queries; total epsilon under basic composition,
     advanced composition and zCDP.
+PrivateLearningExplorer (:mod:`dplib.widgets.private_learning`)
+    clip norm, noise multiplier and steps of DP-GD on Adult; the test accuracy along the run, without
+    noise and without privacy, and the epsilon of the steps under both notions of neighbours.
 AuditExplorer (:mod:`dplib.widgets.auditing`)
     a vendor mechanism, its claimed epsilon and the number of runs; the output histograms on
     two neighbours, the chosen event and the lower bound on epsilon with its interval.
@@ -40,4 +43,5 @@ from dplib.widgets.auditing import AuditExplorer, AuditView, audit_view
 from dplib.widgets.estimation import EstimationExplorer, EstimationView, estimation_view
 from dplib.widgets.fairness import SCORINGS, FairnessExplorer, FairnessView, fairness_view
 from dplib.widgets.laplace import LaplaceExplorer, LaplaceView, laplace_view
+from dplib.widgets.private_learning import PrivateLearningExplorer, PrivateLearningView, private_learning_view
 from dplib.widgets.randomized_response import ImageExplorer, ImageView, image_view
