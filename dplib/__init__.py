@@ -33,6 +33,10 @@ Re-exported here, imported with the package (numpy, pandas and scipy only):
   ``textbook_laplace``, ``textbook_laplace_output``, ``can_produce``, ``grid_laplace``,
   ``opendp_laplace``, ``opendp_laplace_epsilon``; the reconstruction attack ``subset_queries``,
   ``answer_queries``, ``reconstruct``, ``reconstruction_accuracy``;
+- synthetic data (10): ``marginal``, ``noisy_marginals``, ``consistent_marginals``, ``marginal_errors``,
+  ``sample_independent``, ``sample_tree``, ``synthesize``, ``classifier_accuracy``, ``synthetic_utility``,
+  ``adult_synthetic_data``, ``ADULT_DOMAIN``, ``ADULT_TREE``; MWEM ``marginal_queries``, ``select_worst_query``,
+  ``multiplicative_weights_update``, ``mwem``;
 - private learning (09): ``per_example_gradients``, ``clip_gradients``, ``gradient_sum_sensitivity``,
   ``noisy_gradient``, ``noisy_gradient_descent``, ``noisy_gradient_descent_path``, ``dp_gd_rho``, ``dp_gd_epsilon``,
   ``noise_multiplier_for``, ``central_accuracy``, ``design_matrix``, ``adult_design_matrices``, ``logistic_loss``,
@@ -51,7 +55,7 @@ on first use, so ``import dplib`` does not pay for matplotlib and ipywidgets:
 The others: ``datasets``, ``laplace``, ``randomized_response``, ``kary_randomized_response``,
 ``channels``, ``estimators``, ``kary_estimators``, ``experiments``, ``exponential``,
 ``fairness``, ``privacy_loss``, ``attacks``, ``images``, ``composition``, ``sparse_vector``, ``gaussian``, ``learning``,
-``private_learning``, ``auditing``, ``vendors``, ``floating_point``, ``reconstruction``;
+``private_learning``, ``auditing``, ``vendors``, ``floating_point``, ``reconstruction``, ``marginals``, ``synthetic``, ``multiplicative_weights``;
 the grading platform is a package of its own, `dpgrader`, which no notebook imports.
 """
 
@@ -144,6 +148,8 @@ from dplib.laplace import (
     uniform_noise_epsilon,
 )
 from dplib.learning import adult_learning_data, private_accuracy, privatize_columns, train_and_score
+from dplib.marginals import consistent_marginals, marginal, marginal_errors, noisy_marginals
+from dplib.multiplicative_weights import marginal_queries, multiplicative_weights_update, mwem, select_worst_query
 from dplib.privacy_loss import max_privacy_loss, privacy_loss_per_output, satisfies_dp
 from dplib.private_learning import (
     adult_design_matrices,
@@ -166,6 +172,16 @@ from dplib.private_learning import (
 )
 from dplib.randomized_response import coin_rr, privatize_image, rand_resp
 from dplib.reconstruction import answer_queries, reconstruct, reconstruction_accuracy, subset_queries
+from dplib.synthetic import (
+    ADULT_DOMAIN,
+    ADULT_TREE,
+    adult_synthetic_data,
+    classifier_accuracy,
+    sample_independent,
+    sample_tree,
+    synthesize,
+    synthetic_utility,
+)
 from dplib.vendors import Vendor, vendor_mechanisms
 
 __version__ = "0.1.0"
