@@ -27,6 +27,9 @@ AveragingExplorer (:mod:`dplib.widgets.composition`)
 CompositionExplorer (:mod:`dplib.widgets.approximate_dp`)
     per-query epsilon and delta, k queries; total epsilon under basic composition,
     advanced composition and zCDP.
+SyntheticDataExplorer (:mod:`dplib.widgets.synthetic_data`)
+    epsilon, the marginals measured (1-way or a tree of 2-way) and a pair of columns; the error of
+    every 2-way marginal of the synthetic table and the real and synthetic shares of the pair.
 PrivateLearningExplorer (:mod:`dplib.widgets.private_learning`)
     clip norm, noise multiplier and steps of DP-GD on Adult; the test accuracy along the run, without
     noise and without privacy, and the epsilon of the steps under both notions of neighbours.
@@ -45,3 +48,4 @@ from dplib.widgets.fairness import SCORINGS, FairnessExplorer, FairnessView, fai
 from dplib.widgets.laplace import LaplaceExplorer, LaplaceView, laplace_view
 from dplib.widgets.private_learning import PrivateLearningExplorer, PrivateLearningView, private_learning_view
 from dplib.widgets.randomized_response import ImageExplorer, ImageView, image_view
+from dplib.widgets.synthetic_data import SyntheticDataExplorer, SyntheticView, synthetic_view
