@@ -38,6 +38,7 @@ from dplib.widgets.fairness import FairnessExplorer  # noqa: E402
 from dplib.widgets.laplace import LaplaceExplorer  # noqa: E402
 from dplib.widgets.private_learning import PrivateLearningExplorer  # noqa: E402
 from dplib.widgets.randomized_response import ImageExplorer  # noqa: E402
+from dplib.widgets.synthetic_data import SyntheticDataExplorer  # noqa: E402
 
 TARGET_MEDIAN_MS = 100.0
 
@@ -75,6 +76,7 @@ def cases():
     yield "AveragingExplorer", AveragingExplorer, ["k"]
     yield "CompositionExplorer", CompositionExplorer, ["epsilon", "k"]
     yield "PrivateLearningExplorer", PrivateLearningExplorer, ["steps", "noise_multiplier", "clip_norm"]
+    yield "SyntheticDataExplorer", SyntheticDataExplorer, ["epsilon"]
     yield "AuditExplorer", AuditExplorer, ["claimed", "runs"]
 
 

@@ -55,7 +55,12 @@ def _codes(data: pd.DataFrame, column, values: tuple) -> np.ndarray:
     """The position of every row's value of ``column`` in the domain's ``values``."""
     if column not in data.columns:
         raise ValueError(f"data has no column {column!r}")
-    codes = np.asarray(pd.Categorical(data[column], categories=list(values)).codes, dtype=np.int64)
+    series = data[column]
+    if isinstance(series.dtype, pd.CategoricalDtype):  # look up each category once, not each row
+        positions = np.append(pd.Index(values).get_indexer(series.cat.categories), -1)  # code -1 (missing) -> -1
+        codes = positions[series.cat.codes.to_numpy()].astype(np.int64)
+    else:
+        codes = pd.Index(values).get_indexer(np.asarray(series, dtype=object)).astype(np.int64)
     if (codes < 0).any():
         outside = data[column].to_numpy()[codes < 0][0]
         raise ValueError(f"data[{column!r}] holds {outside!r}, which is not in the domain {list(values)}")

@@ -31,6 +31,7 @@ LECTURE = REPO / "course" / "02_laplace.ipynb"
 COMPOSITION_LECTURE = REPO / "course" / "07_composition.ipynb"
 APPROXIMATE_DP_LECTURE = REPO / "course" / "08_approximate_dp.ipynb"
 PRIVATE_LEARNING_LECTURE = REPO / "course" / "09_private_learning.ipynb"
+SYNTHETIC_DATA_LECTURE = REPO / "course" / "10_synthetic_data.ipynb"
 AUDITING_LECTURE = REPO / "course" / "11_auditing.ipynb"
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 # As root, on a machine with no network but the package registries: no sandbox, no GPU,
@@ -265,6 +266,20 @@ def test_private_learning_explorer_redraws_when_the_steps_move(jupyter_lab, tmp_
     steps = int(shown.split("T = ")[1].split(" steps")[0])
     epsilon = float(shown.split("epsilon = ")[1].split(" ")[0])
     assert steps < 100 and epsilon < 1.0, f"expected fewer steps and epsilon below 1 after dragging left, got {shown!r}"
+
+
+@pytest.mark.parametrize("jupyter_lab", [SYNTHETIC_DATA_LECTURE], indirect=True, ids=["10_synthetic_data"])
+def test_synthetic_data_explorer_redraws_when_epsilon_moves(jupyter_lab, tmp_path):
+    """Check that lecture 10 runs in JupyterLab and dragging epsilon re-synthesizes and redraws the synthetic-data explorer."""
+    url, token, _ = jupyter_lab
+    with browser_page() as page:
+        run_lecture_in_lab(page, url, token, SYNTHETIC_DATA_LECTURE)
+        # to the left: a smaller epsilon, more noise in the measured marginals
+        changed, shown = redraw_by_dragging(page, "mean TV over the 10 pairs", "epsilon = 1 over", "epsilon", -80)
+        save_screenshot(page, tmp_path, "browser_synthetic_data_explorer.png")
+    assert changed > 0.001, "the explorer's figure did not change after moving epsilon"
+    epsilon = float(shown.split("epsilon = ")[1].split(" ")[0])
+    assert epsilon < 1.0, f"expected a smaller epsilon after dragging left, got {shown!r}"
 
 
 @pytest.mark.parametrize("jupyter_lab", [AUDITING_LECTURE], indirect=True, ids=["11_auditing"])

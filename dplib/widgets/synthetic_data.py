@@ -121,6 +121,8 @@ class SyntheticDataExplorer(Explorer):
     figsize = (7.6, 4.0)
 
     def __init__(self, epsilon: float = 1.0, measured: str = "tree", pair=("education", "income"), *, seed: int = 0):
+        if tuple(pair) not in PAIRS:
+            raise ValueError(f"pair must be one of {list(PAIRS)}, got {pair!r}")
         self.epsilon = epsilon_slider(epsilon, low=0.01, high=10.0)
         self.measured = widgets.Dropdown(options=[(label, name) for name, label in MEASUREMENTS.items()],
                                          value=measured, description="measured", style=SLIDER_STYLE,
