@@ -55,7 +55,7 @@ on first use, so ``import dplib`` does not pay for matplotlib and ipywidgets:
 The others: ``datasets``, ``laplace``, ``randomized_response``, ``kary_randomized_response``,
 ``channels``, ``estimators``, ``kary_estimators``, ``experiments``, ``exponential``,
 ``fairness``, ``privacy_loss``, ``attacks``, ``images``, ``composition``, ``sparse_vector``, ``gaussian``, ``learning``,
-``private_learning``, ``auditing``, ``vendors``, ``floating_point``, ``reconstruction``, ``marginals``, ``synthetic``, ``multiplicative_weights``;
+``private_learning``, ``auditing``, ``vendors``, ``floating_point``, ``reconstruction``, ``marginals``, ``synthetic``, ``synthetic_evaluation``, ``multiplicative_weights``;
 the grading platform is a package of its own, `dpgrader`, which no notebook imports.
 """
 
@@ -176,12 +176,11 @@ from dplib.synthetic import (
     ADULT_DOMAIN,
     ADULT_TREE,
     adult_synthetic_data,
-    classifier_accuracy,
     sample_independent,
     sample_tree,
     synthesize,
-    synthetic_utility,
 )
+from dplib.synthetic_evaluation import classifier_accuracy, synthetic_utility
 from dplib.vendors import Vendor, vendor_mechanisms
 
 __version__ = "0.1.0"

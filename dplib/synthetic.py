@@ -5,9 +5,7 @@ A generator draws new records from measured marginals only: with independent col
 drawn given its parent (:func:`sample_tree`). :func:`synthesize` measures the tree's 2-way
 marginals (:func:`dplib.noisy_marginals`), makes them consistent, and samples from them: the
 synthetic table is :math:`\varepsilon`-DP under add/remove neighbours, and so is anything
-computed from it later (post-processing). Its usefulness is the error of its 2-way marginals
-(:func:`dplib.marginal_errors`) and the accuracy of a model trained on it and tested on real
-people (:func:`classifier_accuracy`, :func:`synthetic_utility`).
+computed from it later (post-processing). How useful it is: :mod:`dplib.synthetic_evaluation`.
 
 The Adult table of the lectures has five columns over a public domain, :data:`ADULT_DOMAIN`.
 """
@@ -21,7 +19,7 @@ import pandas as pd
 
 from dplib._validation import _require_epsilon, _require_numeric_array, _require_positive_int
 from dplib.datasets import load_adult
-from dplib.marginals import _require_domain, consistent_marginals, marginal_errors, noisy_marginals
+from dplib.marginals import _require_domain, consistent_marginals, noisy_marginals
 
 __all__ = [
     "ADULT_DOMAIN",
@@ -30,8 +28,6 @@ __all__ = [
     "sample_independent",
     "sample_tree",
     "synthesize",
-    "classifier_accuracy",
-    "synthetic_utility",
 ]
 
 #: Left edges of the public age bins (the census form asks adults, 17 and over); the last is open.
@@ -272,79 +268,3 @@ def synthesize(data: pd.DataFrame, epsilon: float, tree, domain: dict, rng=None)
     consistent = consistent_marginals(noisy_marginals(data, edges, epsilon, domain, rng=rng))
     n_hat = int(round(float(consistent[edges[0]].sum())))
     return sample_tree(consistent, edges, domain, n_hat, rng=rng)
-
-
-def _one_hot(frame: pd.DataFrame, features: list, domain: dict) -> np.ndarray:
-    """0/1 columns, one per value of each feature's domain (the same columns for any frame)."""
-    parts = [np.asarray(pd.Categorical(frame[c], categories=list(domain[c])).codes)[:, None] == np.arange(len(domain[c]))
-             for c in features]
-    return np.hstack(parts).astype(float)
-
-
-def classifier_accuracy(train_frame: pd.DataFrame, test_frame: pd.DataFrame, *, label: str = "income",
-                        positive: str = ">50K", domain: dict = ADULT_DOMAIN) -> float:
-    """Accuracy on ``test_frame`` of a logistic regression predicting ``label`` from the other columns.
-
-    Trained on ``train_frame`` (e.g. a synthetic table), tested on ``test_frame`` (real people):
-    "train on synthetic, test on real". Features are one-hot over ``domain``; the model is
-    scikit-learn's ``LogisticRegression`` (liblinear, deterministic). A training table holding a
-    single class predicts that class for everybody.
-
-    Examples
-    --------
-    >>> private, test = adult_synthetic_data()
-    >>> round(classifier_accuracy(private, test), 3)
-    0.797
-    """
-    from sklearn.linear_model import LogisticRegression  # imported here: `import dplib` stays fast
-
-    domain = _require_domain(domain)
-    features = [c for c in domain if c != label]
-    y_train = np.asarray(train_frame[label].astype(str) == positive)
-    y_test = np.asarray(test_frame[label].astype(str) == positive)
-    if y_train.all() or not y_train.any():
-        return float(np.mean(y_test == y_train[0])) if len(y_train) else float("nan")
-    model = LogisticRegression(solver="liblinear").fit(_one_hot(train_frame, features, domain), y_train)
-    return float(model.score(_one_hot(test_frame, features, domain), y_test))
-
-
-def synthetic_utility(epsilons, trials: int, rng=None, *, train: pd.DataFrame, test: pd.DataFrame,
-                      tree=ADULT_TREE, domain: dict = ADULT_DOMAIN) -> pd.DataFrame:
-    """2-way marginal error and train-on-synthetic-test-on-real accuracy, over ``trials`` tables per epsilon.
-
-    Parameters
-    ----------
-    epsilons : sequence of float
-        Budgets of the whole synthetic table.
-    trials : int
-        Independent synthetic tables per epsilon (>= 2, for a spread).
-    rng : numpy.random.Generator, int or None
-        Source of randomness.
-    train, test : pandas.DataFrame
-        The private table (synthesized) and real people the models are tested on (never touched).
-    tree, domain
-        As in :func:`synthesize`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Index ``epsilon`` (the epsilons, then ``inf``: the real table itself), columns ``tv_mean``
-        and ``tv_std`` (the mean TV distance over all 2-way marginals, :func:`dplib.marginal_errors`,
-        of each synthetic table against ``train``: its mean and spread over trials) and
-        ``accuracy_mean``, ``accuracy_std`` (:func:`classifier_accuracy` of a model trained on
-        each synthetic table). Spreads use ``ddof=1``; the ``inf`` row is exact (0 spread).
-    """
-    trials = _require_positive_int(trials, "trials", minimum=2)
-    rng = np.random.default_rng(rng)
-    rows = {}
-    for epsilon in epsilons:
-        tv, accuracy = [], []
-        for _ in range(trials):
-            table = synthesize(train, epsilon, tree, domain, rng=rng)
-            tv.append(marginal_errors(train, table, domain)["tv_distance"].mean())
-            accuracy.append(classifier_accuracy(table, test, domain=domain))
-        rows[float(epsilon)] = (np.mean(tv), np.std(tv, ddof=1), np.mean(accuracy), np.std(accuracy, ddof=1))
-    rows[np.inf] = (0.0, 0.0, classifier_accuracy(train, test, domain=domain), 0.0)
-    table = pd.DataFrame.from_dict(rows, orient="index", columns=["tv_mean", "tv_std", "accuracy_mean", "accuracy_std"])
-    table.index.name = "epsilon"
-    return table

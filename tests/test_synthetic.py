@@ -1,4 +1,4 @@
-"""Tests for dplib.synthetic: the Adult table, the generators, synthesize and the utility of a synthetic table.
+"""Tests for dplib.synthetic: the Adult table, the generators and synthesize.
 
 Sampled records are checked by chi-square against the marginals they were drawn from (fixed seeds, false-failure
 probability fixed in advance by dplib.testing); synthesize is checked against its three steps run by hand.
@@ -9,16 +9,14 @@ import pandas as pd
 import pytest
 
 import dplib.synthetic
-from dplib.marginals import consistent_marginals, marginal, marginal_errors, noisy_marginals
+from dplib.marginals import consistent_marginals, marginal, noisy_marginals
 from dplib.synthetic import (
     ADULT_DOMAIN,
     ADULT_TREE,
     adult_synthetic_data,
-    classifier_accuracy,
     sample_independent,
     sample_tree,
     synthesize,
-    synthetic_utility,
 )
 from dplib.testing import check_categorical
 
@@ -176,42 +174,3 @@ def test_synthesize_never_reads_the_table_after_measuring(monkeypatch):
 def test_synthesize_rejects_a_bad_epsilon_before_reading_the_data():
     with pytest.raises(ValueError, match="epsilon must be a finite number > 0"):
         synthesize(None, 0.0, ADULT_TREE, ADULT_DOMAIN)
-
-
-# --- utility -------------------------------------------------------------------------------------
-
-
-def test_classifier_accuracy_of_the_real_table_and_of_a_single_class():
-    private, test = adult_synthetic_data()
-    assert classifier_accuracy(private, test) == pytest.approx(0.797, abs=5e-4)
-    poor = private[private["income"] == "<=50K"]
-    assert classifier_accuracy(poor, test) == pytest.approx(float((test["income"] == "<=50K").mean()))
-
-
-def test_synthetic_utility_reports_error_and_accuracy_per_epsilon():
-    private, test = adult_synthetic_data()
-    utility = synthetic_utility([0.01, 3.0], 2, rng=np.random.default_rng(9), train=private.iloc[:8_000], test=test)
-    assert utility.index.name == "epsilon" and utility.index.tolist() == [0.01, 3.0, np.inf]
-    assert list(utility.columns) == ["tv_mean", "tv_std", "accuracy_mean", "accuracy_std"]
-    assert utility.loc[np.inf, "tv_mean"] == 0 and utility.loc[np.inf, "accuracy_std"] == 0
-    assert utility.loc[np.inf, "accuracy_mean"] == pytest.approx(classifier_accuracy(private.iloc[:8_000], test))
-    assert utility.loc[3.0, "tv_mean"] < utility.loc[0.01, "tv_mean"]
-    assert (utility["tv_std"] >= 0).all()
-
-
-def test_synthetic_utility_needs_two_trials():
-    private, test = adult_synthetic_data()
-    with pytest.raises(ValueError, match="trials must be an integer >= 2"):
-        synthetic_utility([1.0], 1, train=private, test=test)
-
-
-def test_independent_columns_lose_what_the_tree_keeps():
-    private, test = adult_synthetic_data()
-    rng = np.random.default_rng(10)
-    one_way = consistent_marginals(noisy_marginals(private, [(c,) for c in ADULT_DOMAIN], 1.0, ADULT_DOMAIN, rng=rng))
-    independent = sample_independent(one_way, ADULT_DOMAIN, len(private), rng=rng)
-    tree = synthesize(private, 1.0, ADULT_TREE, ADULT_DOMAIN, rng=rng)
-    errors = {name: marginal_errors(private, table, ADULT_DOMAIN).set_index(["first", "second"])["tv_distance"]
-              for name, table in (("independent", independent), ("tree", tree))}
-    assert errors["tree"][("education", "income")] < 0.01 < errors["independent"][("education", "income")]
-    assert classifier_accuracy(independent, test) < 0.76 < 0.79 < classifier_accuracy(tree, test)
