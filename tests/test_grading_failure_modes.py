@@ -73,18 +73,6 @@ def warns():
         "import sys\nimport warnings\nwith warnings.catch_warnings(record=True) as seen:\n"
         "    warnings.warn('probe')\nprint('warnings seen:', len(seen))\n" + c.source
     )
-    # A result whose truth value warns: the visible test calls bool() on it *outside* quiet(),
-    # so the warning reaches stderr, where IgnorePattern (the safety net) has to drop it.
-    cell(notebook, "differencing_attack_solution").source += '''
-class NoisyBool:
-    def __init__(self, value):
-        self.value = value
-    def __bool__(self):
-        warnings.warn("NoisyBool converted to bool")
-        return self.value
-_differencing_attack = differencing_attack
-def differencing_attack(df, name):
-    return NoisyBool(_differencing_attack(df, name))'''
     return notebook
 
 
