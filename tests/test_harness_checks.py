@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from dpgrader import Course, notebooks_of
-from helpers.checks import earned_points, leaks, lost_points, release_drift, source_problems
+from helpers.checks import earned_points, leaks, lost_points, partial_credit_endings, release_drift, source_problems
 from dpgrader.course import REPO_ROOT
 from dpgrader.release import regenerate
 
@@ -53,6 +53,7 @@ def test_a_clean_toy_assignment_passes_every_static_check(toy_repo):
     notebooks = notebooks_of(toy_repo / "source" / "99_toy")
     assert source_problems(notebooks) == []
     assert leaks(notebooks, toy_repo / "release" / "99_toy") == []
+    assert partial_credit_endings(notebooks[0]) == []
 
 
 def test_release_drift_is_caught(toy_repo, tmp_path):
@@ -83,6 +84,21 @@ def test_stored_outputs_and_vague_grade_ids_are_caught(toy_repo, tmp_path):
     nbformat.write(notebook, path)
     problems = source_problems([path])
     assert any("stores outputs" in p for p in problems) and any("cell-1a2b" in p for p in problems)
+
+
+def test_a_test_cell_that_ends_in_a_shown_number_is_caught(toy_repo, tmp_path):
+    """nbgrader would read the number as partial credit; in the release only the visible part counts."""
+    notebook = nbformat.read(toy_repo / "source" / "99_toy" / "99_toy.ipynb", as_version=4)
+    test = notebook.cells[2]
+    test.source = test.source.replace("check_close(double(2), 4)", "check_close(double(2), 4)\ncheck_number(double(2))")
+    notebook.cells[0].source += ", check_number"
+    path = tmp_path / "shown.ipynb"
+    nbformat.write(notebook, path)
+    problems = partial_credit_endings(path)
+    assert len(problems) == 1 and "test_double (as released)" in problems[0] and "partial credit" in problems[0]
+    test.source = "value = 3\nvalue"
+    nbformat.write(notebook, path)
+    assert len(partial_credit_endings(path)) == 2  # shown in the source and in the release
 
 
 @pytest.mark.pipeline

@@ -15,7 +15,7 @@ import pytest
 
 from dpgrader import assignments_in, notebooks_of
 from dpgrader.course import REPO_ROOT
-from helpers.checks import earned_points, leaks, lost_points, release_drift, source_problems
+from helpers.checks import earned_points, leaks, lost_points, partial_credit_endings, release_drift, source_problems
 from helpers.variants import GradedAssignment
 
 SOURCE = REPO_ROOT / "source"
@@ -71,4 +71,11 @@ def test_source_notebooks_store_no_outputs_and_have_descriptive_grade_ids(assign
 
 def test_grade_ids_are_unique_across_the_course():
     problems = [p for p in source_problems([nb for a in ASSIGNMENTS for nb in notebooks_of(SOURCE / a)]) if "used twice" in p]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_no_test_cell_ends_in_a_value_nbgrader_would_read_as_partial_credit(assignment):
+    problems = [p for notebook in notebooks_of(SOURCE / assignment) for p in partial_credit_endings(notebook)]
+    problems += [p for notebook in notebooks_of(RELEASE / assignment) for p in partial_credit_endings(notebook)]
     assert not problems, "\n".join(problems)

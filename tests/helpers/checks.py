@@ -6,6 +6,8 @@ and the tests that prove the harness fails loudly (``tests/test_harness_checks.p
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
 import re
 from pathlib import Path
@@ -127,4 +129,68 @@ def source_problems(notebooks: list[Path]) -> list[str]:
             seen[grade_id] = path.name
             if meta.get("grade") and cell.cell_type == "code" and not cell.source.lstrip().startswith('"""Check that'):
                 problems.append(f'{path.name}: test cell {grade_id} should open with a one-line """Check that ..."""')
+    return problems
+
+
+def _returns_a_value(function: ast.FunctionDef) -> bool:
+    return any(isinstance(node, ast.Return) and node.value is not None for node in ast.walk(function))
+
+
+def _value_returning_names(cells) -> set[str]:
+    """Functions a test cell may call whose result is not None: dplib.testing's and the notebook's own."""
+    import dplib.testing
+
+    names = {
+        name
+        for name in dir(dplib.testing)
+        if callable(function := getattr(dplib.testing, name)) and inspect.isfunction(function)
+        and inspect.signature(function).return_annotation not in (None, "None")
+    }
+    for cell in cells:
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef):
+                (names.add if _returns_a_value(node) else names.discard)(node.name)
+    return names
+
+
+def partial_credit_endings(notebook: Path) -> list[str]:
+    """Test cells whose last statement shows a value: nbgrader would read it as partial credit.
+
+    nbgrader scores a test cell that ends in an expression by the number it displays (and stops
+    ``nbgrader validate`` with "partial credit cannot be greater than maximum points" when the
+    number is larger), so a value-returning check such as ``check_number`` must not end a cell,
+    in source/ or in the release, where the hidden tests after it are cut.
+    """
+    cells = nbformat.read(str(notebook), as_version=4).cells
+    returning = _value_returning_names(cells)
+    problems = []
+    for cell in cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or not meta.get("grade"):
+            continue
+        lines = cell.source.splitlines()
+        visible = [line for line in lines if "HIDDEN TESTS" not in line]
+        cut = []
+        inside = False
+        for line in lines:  # the cell as the release shows it
+            if "BEGIN HIDDEN TESTS" in line:
+                inside = True
+            elif "END HIDDEN TESTS" in line:
+                inside = False
+            elif not inside:
+                cut.append(line)
+        for version, text in (("", "\n".join(visible)), (" (as released)", "\n".join(cut))):
+            body = ast.parse(text).body
+            last = body[-1] if body else None
+            if isinstance(last, ast.Expr) and not (
+                isinstance(last.value, ast.Call) and isinstance(last.value.func, ast.Name) and last.value.func.id not in returning
+            ):
+                problems.append(
+                    f"{notebook.name}: test cell {meta['grade_id']}{version} ends in an expression that shows a value "
+                    f"(line {last.lineno}); nbgrader reads a shown number as partial credit: bind it or end with a statement"
+                )
     return problems
