@@ -25,6 +25,7 @@ import builtins
 import importlib
 import inspect
 import json
+import keyword
 import re
 from datetime import timedelta
 from pathlib import Path
@@ -50,7 +51,8 @@ class _OwnWay(ast.NodeTransformer):
     y = f(u)`` (the first parts a statement computes, named in temporaries, see :func:`_completion_order`);
     ``a * b`` -> ``b * a`` and ``x + 1`` -> ``1 + x`` (one operand calls nothing); ``a < b`` ->
     ``b > a``; ``not (a and b)`` -> ``not a or not b``; ``a if c else b`` -> ``b if not c else a``;
-    ``if c: A else: B`` -> ``if not c: B else: A``; ``if a and b: A`` -> ``if a: if b: A``.
+    ``if c: A else: B`` -> ``if not c: B else: A``; ``if a and b: A`` -> ``if a: if b: A``; ``{"a": x}`` ->
+    ``dict(a=x)``.
     Every one keeps the order in which calls are made, so seeded randomness draws the same numbers.
     """
 
@@ -112,6 +114,14 @@ class _OwnWay(ast.NodeTransformer):
                                  ast.Attribute(ast.Name("np", ast.Load()), "double", ast.Load())][int(self.rng.integers(4))]
         return node
 
+    def visit_Dict(self, node: ast.Dict) -> ast.AST:
+        self.generic_visit(node)
+        words = [key.value for key in node.keys if isinstance(key, ast.Constant) and isinstance(key.value, str)]
+        if node.keys and len(words) == len(node.keys) == len(set(words)) and "dict" not in self.taken \
+                and all(word.isidentifier() and not keyword.iskeyword(word) for word in words) and self.chance(0.5):
+            return ast.Call(ast.Name("dict", ast.Load()), [], [ast.keyword(w, v) for w, v in zip(words, node.values)])
+        return node
+
     def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
         self.generic_visit(node)
         if self.chance():
@@ -171,7 +181,6 @@ class _OwnWay(ast.NodeTransformer):
             if rest is None:
                 break
         return out
-
 
     def parts_to_name(self, parts: list) -> list:
         """A random choice of ``parts`` (in completion order) to compute first: a part may go first only if every

@@ -16,7 +16,7 @@ import pytest
 import dplib
 from dpgrader.course import REPO_ROOT, format_timestamp
 from dpgrader.similarity import (
-    CLASSMATE, DPLIB, DPLIB_EVIDENCE, MIN_TOKENS, REFERENCE, REFERENCE_MIN_TOKENS, REFERENCE_THRESHOLD, THRESHOLD,
+    CLASSMATE, CLASSMATE_EVIDENCE, DPLIB, DPLIB_EVIDENCE, MIN_TOKENS, REFERENCE, REFERENCE_MIN_TOKENS, REFERENCE_THRESHOLD, THRESHOLD,
     UNCHECKED, cell_fingerprints, containment, copy_flags, find_matches, jaccard, minimum_sizes, normalize,
     report_html, solution_cells, statement_fingerprints, submission_times,
 )
@@ -230,6 +230,28 @@ def test_a_classmates_cell_renamed_reformatted_and_reordered_is_found():
     assert set(copy_flags(pairs, {"ada": later, "bo": noon})) == {("ada", "02_laplace")}
     assert set(copy_flags(pairs, {"ada": noon, "bo": noon})) == set(copy_flags(pairs, {"ada": noon})) == {
         ("ada", "02_laplace"), ("bo", "02_laplace")}
+
+
+def test_the_same_small_change_to_the_reference_is_not_evidence_of_copying():
+    """Two answers built on the reference that both name one temporary are alike by convergence, not by copying
+    (an exercise this short leaves few ways to differ); two that share several statements of their own are reported."""
+    reference = solution_cells(LAPLACE)["laplace_mech_solution"]
+    one_temporary = reference.replace(
+        "    noisy = value + rng.laplace(0.0, sensitivity / epsilon, size=value.shape)\n",
+        "    scale = sensitivity / epsilon\n    noisy = value + rng.laplace(0.0, scale, size=value.shape)\n")
+    own_checks_too = one_temporary.replace(
+        "    if not (math.isfinite(sensitivity) and sensitivity >= 0):\n"
+        "        raise ValueError(f\"sensitivity must be a finite number >= 0, got {sensitivity!r}\")",
+        "    if not math.isfinite(sensitivity):\n        raise ValueError(f\"sensitivity must be finite, got {sensitivity!r}\")\n"
+        "    elif sensitivity < 0:\n        raise ValueError(f\"sensitivity must be >= 0, got {sensitivity!r}\")",
+    ).replace("    return noisy if noisy.ndim else float(noisy)", "    if noisy.ndim == 0:\n        return float(noisy)\n    return noisy")
+    names = frozenset({"laplace_mech"})
+    own = {code: cell_fingerprints(code, names) - cell_fingerprints(reference, names) for code in (one_temporary, own_checks_too)}
+    assert 0 < len(own[one_temporary]) < CLASSMATE_EVIDENCE <= len(own[own_checks_too])
+    for code, reported in ((one_temporary, False), (own_checks_too, True)):
+        submissions = {student: notebook_with(LAPLACE, {"laplace_mech_solution": code}) for student in ("ada", "bo")}
+        pairs = {(m.student, m.other) for m in find_matches(submissions, LAPLACE, "02_laplace") if m.kind == CLASSMATE}
+        assert pairs == ({("ada", "bo"), ("bo", "ada")} if reported else set())
 
 
 def test_a_classmates_cell_padded_with_unused_statements_is_found():

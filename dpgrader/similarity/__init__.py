@@ -45,7 +45,10 @@ compared: everybody writes the same line. :func:`minimum_sizes` lists each exerc
 
 **Common sources.** Two cells that are both built on the instructor's reference solution
 (each holds at least :data:`BUILT_ON` of its fingerprints) are compared only on what each
-*added* to it (each copy of the reference itself is reported as such); two cells no closer
+*added* to it, and only when they share at least :data:`CLASSMATE_EVIDENCE` fingerprints of
+their own (on a short exercise independent answers converge on the same small change: the
+honest students of ``make demo`` share up to 15; a copy shares 3 to 64 per exercise, and
+every copier of the demo class is still flagged, which ``tests/test_similarity.py`` checks). Each copy of the reference itself is reported as such; two cells no closer
 to each other than to the reference are not reported either. Two copies of the same dplib
 function are each reported as copying dplib, not as a pair.
 
@@ -80,6 +83,7 @@ from dpgrader.similarity.fingerprints import (
 from dpgrader.similarity.matches import (
     BUILT_ON,
     CLASSMATE,
+    CLASSMATE_EVIDENCE,
     DPLIB,
     DPLIB_EVIDENCE,
     MIN_TOKENS,
@@ -104,4 +108,5 @@ __all__ = ["Match", "normalize", "fingerprints", "cell_fingerprints", "statement
            "unused_statements", "jaccard", "containment", "find_matches", "course_matches", "minimum_sizes",
            "solution_cells", "dplib_source", "dplib_functions", "report_html", "write_report", "copy_flags",
            "submission_times", "K", "WINDOW", "UNIT_MIN_TOKENS", "MIN_TOKENS", "THRESHOLD", "BUILT_ON",
-           "REFERENCE_MIN_TOKENS", "REFERENCE_THRESHOLD", "DPLIB_EVIDENCE", "CLASSMATE", "DPLIB", "REFERENCE", "UNCHECKED"]
+           "REFERENCE_MIN_TOKENS", "REFERENCE_THRESHOLD", "DPLIB_EVIDENCE", "CLASSMATE_EVIDENCE",
+           "CLASSMATE", "DPLIB", "REFERENCE", "UNCHECKED"]

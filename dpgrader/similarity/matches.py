@@ -27,6 +27,11 @@ BUILT_ON = 0.5  # share of the reference's fingerprints from which a cell counts
 REFERENCE_MIN_TOKENS = 60  # exercises whose reference is shorter are never reported as copies of it
 REFERENCE_THRESHOLD = 0.8  # share of the reference's fingerprints in a cell from which it is reported
 DPLIB_EVIDENCE = 10  # fingerprints a copy of dplib shares with dplib and not with the reference, at least
+#: Fingerprints two cells built on the reference must share beyond it (about two statements of their own).
+#: A short exercise leaves independent answers few ways to differ from the reference: honest students of
+#: ``make demo`` share up to 15 beyond it on such exercises (09's noisy_gradient_descent), copies of a
+#: classmate 3 to 64 per exercise (every demo copier stays flagged on some exercise).
+CLASSMATE_EVIDENCE = 16
 
 #: What a :class:`Match` is with: a classmate's cell, dplib's implementation, the instructor's
 #: reference solution; or a submission the comparison could not finish (``UNCHECKED``).
@@ -289,13 +294,15 @@ def _common_source(a: frozenset, b: frozenset, reference: frozenset, library: fr
     """Whether what two cells share is explained by a source both had: the reference solution or dplib.
 
     Both are copies of dplib's function (each reported as such); or both are built on the
-    reference and what each added to it is not alike (copies of the reference itself are
-    reported as such); or they are no closer to each other than to the reference.
+    reference and what each added to it is not alike, or too little to tell (fewer than
+    :data:`CLASSMATE_EVIDENCE` fingerprints; copies of the reference itself are reported as
+    such); or they are no closer to each other than to the reference.
     """
     if library and containment(a, library) >= threshold and containment(b, library) >= threshold:
         return True
     if reference and containment(reference, a) >= BUILT_ON and containment(reference, b) >= BUILT_ON:
-        return jaccard(a - reference, b - reference) < threshold
+        own_a, own_b = a - reference, b - reference
+        return jaccard(own_a, own_b) < threshold or len(own_a & own_b) < CLASSMATE_EVIDENCE
     return bool(reference) and score <= min(jaccard(a, reference), jaccard(b, reference))
 
 
