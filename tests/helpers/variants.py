@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +34,30 @@ class Variant:
     full: tuple[str, ...] = ()
     zero: tuple[str, ...] = ()
     note: str = field(default="", compare=False)
+
+
+def mocking_source(functions: Iterable[str], magic: Mapping[str, object] | None = None) -> str:
+    """The source of a solution cell that defines each of ``functions`` to return a ``MagicMock`` equal to everything.
+
+    Its ``__eq__`` returns True, and every other magic method named in ``magic`` returns the value given
+    there (``{"__lt__": True}``, ``{"__float__": 0.0}``), for the comparisons and conversions a test may try.
+    """
+    returns = {"__eq__": True, **(magic or {})}
+    spec = ", ".join(f"'{method}.return_value': {value!r}" for method, value in returns.items())
+    definitions = [f"def {function}(*args, **kwargs):\n    return mock.MagicMock(**{{{spec}}})" for function in functions]
+    return "from unittest import mock\n\n" + "\n\n\n".join(definitions)
+
+
+def mocks_that_equal_everything(functions: Iterable[str], magic: Mapping[str, object] | None = None, *,
+                                also: Mapping[str, str] | None = None, zero: tuple[str, ...],
+                                full: tuple[str, ...] = ()) -> Variant:
+    """The variant whose answers are mocks that equal everything: the checks look at a value's exact type first.
+
+    Each function's solution cell (``<function>_solution``) defines it as :func:`mocking_source` does, with
+    ``magic``; ``also`` replaces further cells (a constant, or a cell that defines several functions).
+    """
+    replacements = {f"{function}_solution": mocking_source([function], magic) for function in functions}
+    return Variant("mocks_that_equal_everything", {**replacements, **(also or {})}, full=full, zero=zero)
 
 
 def notebook_with(source: Path, replacements: dict[str, str]) -> nbformat.NotebookNode:

@@ -1,6 +1,6 @@
 """02_laplace: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
 
-from helpers.variants import Variant, autograded_tests
+from helpers.variants import Variant, autograded_tests, mocks_that_equal_everything
 
 ASSIGNMENT = "02_laplace"
 ALL_TESTS = autograded_tests(ASSIGNMENT)
@@ -213,18 +213,10 @@ def laplace_mech(value, sensitivity, epsilon, rng=None):
         },
         full=ALL_TESTS,
     ),
-    Variant(
-        "mocks_that_equal_everything",
-        {
-            name: f"from unittest import mock\n\ndef {function}(*args, **kwargs):\n"
-                  "    return mock.MagicMock(**{'__eq__.return_value': True, '__float__.return_value': 0.0})"
-            for name, function in [
-                ("laplace_mech_solution", "laplace_mech"), ("clipped_sum_sensitivity_solution", "clipped_sum_sensitivity"),
-                ("proportion_sensitivity_solution", "proportion_sensitivity"), ("laplace_tail_solution", "laplace_tail"),
-                ("laplace_interval_solution", "laplace_interval"), ("noisy_average_solution", "noisy_average"),
-                ("uniform_noise_epsilon_solution", "uniform_noise_epsilon"),
-            ]
-        },
+    mocks_that_equal_everything(
+        ["laplace_mech", "clipped_sum_sensitivity", "proportion_sensitivity", "laplace_tail", "laplace_interval",
+         "noisy_average", "uniform_noise_epsilon"],
+        {"__float__": 0.0},
         # laplace_histogram (the reference) is graded with dplib's laplace_mech.
         zero=tuple(t for t in ALL_TESTS if t != "test_laplace_histogram_l1_scale"),
         full=("test_laplace_histogram_l1_scale",),

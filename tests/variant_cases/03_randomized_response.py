@@ -1,6 +1,6 @@
 """03_randomized_response: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
 
-from helpers.variants import Variant, autograded_tests
+from helpers.variants import Variant, autograded_tests, mocks_that_equal_everything
 
 ASSIGNMENT = "03_randomized_response"
 ALL_TESTS = autograded_tests(ASSIGNMENT)
@@ -198,20 +198,11 @@ def privatize_image(image, alpha, beta, rng=None):
         },
         full=ALL_TESTS,
     ),
-    Variant(
-        "mocks_that_equal_everything",
-        {
-            **{
-                name: f"from unittest import mock\n\ndef {function}(*args, **kwargs):\n"
-                      "    return mock.MagicMock(**{'__eq__.return_value': True, '__ne__.return_value': True})"
-                for name, function in [
-                    ("coin_rr_solution", "coin_rr"), ("estimate_proportion_coin_solution", "estimate_proportion_coin"),
-                    ("privatize_image_solution", "privatize_image"), ("estimate_black_fraction_solution", "estimate_black_fraction"),
-                    ("alpha_beta_epsilon_solution", "alpha_beta_epsilon"),
-                ]
-            },
-            "coin_rr_epsilon_solution": "from unittest import mock\n\nCOIN_RR_EPSILON = mock.MagicMock(**{'__eq__.return_value': True})",
-        },
+    mocks_that_equal_everything(
+        ["coin_rr", "estimate_proportion_coin", "privatize_image", "estimate_black_fraction", "alpha_beta_epsilon"],
+        {"__ne__": True},
+        also={"coin_rr_epsilon_solution":
+              "from unittest import mock\n\nCOIN_RR_EPSILON = mock.MagicMock(**{'__eq__.return_value': True})"},
         zero=ALL_TESTS,
     ),
     Variant(

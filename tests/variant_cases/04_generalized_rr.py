@@ -1,6 +1,6 @@
 """04_generalized_rr: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
 
-from helpers.variants import Variant, autograded_tests
+from helpers.variants import Variant, autograded_tests, mocks_that_equal_everything
 
 ASSIGNMENT = "04_generalized_rr"
 ALL_TESTS = autograded_tests(ASSIGNMENT)
@@ -178,17 +178,9 @@ def k_rand_resp(categories, k, epsilon, rng=None):
         },
         full=ALL_TESTS,
     ),
-    Variant(
-        "mocks_that_equal_everything",
-        {
-            name: f"from unittest import mock\n\ndef {function}(*args, **kwargs):\n"
-                  "    return mock.MagicMock(**{'__eq__.return_value': True, '__ne__.return_value': True})"
-            for name, function in [
-                ("rand_resp_solution", "rand_resp"), ("get_epsilon_solution", "get_epsilon"), ("get_p_q_solution", "get_p_q"),
-                ("krr_probabilities_solution", "krr_probabilities"), ("k_rand_resp_solution", "k_rand_resp"),
-                ("channel_epsilon_solution", "channel_epsilon"),
-            ]
-        },
+    mocks_that_equal_everything(
+        ["rand_resp", "get_epsilon", "get_p_q", "krr_probabilities", "k_rand_resp", "channel_epsilon"],
+        {"__ne__": True},
         zero=ALL_TESTS,
     ),
     Variant(

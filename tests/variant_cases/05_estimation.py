@@ -1,6 +1,6 @@
 """05_estimation: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
 
-from helpers.variants import Variant, autograded_tests
+from helpers.variants import Variant, autograded_tests, mocks_that_equal_everything
 
 ASSIGNMENT = "05_estimation"
 ALL_TESTS = autograded_tests(ASSIGNMENT)
@@ -219,18 +219,10 @@ def rr_confidence_interval(responses, p, q, alpha=0.05):
         },
         full=ALL_TESTS,
     ),
-    Variant(
-        "mocks_that_equal_everything",
-        {
-            name: f"from unittest import mock\n\ndef {function}(*args, **kwargs):\n"
-                  "    return mock.MagicMock(**{'__eq__.return_value': True, '__lt__.return_value': True})"
-            for name, function in [
-                ("estimate_count_solution", "estimate_count"), ("estimate_count_std_solution", "estimate_count_std"),
-                ("rr_confidence_interval_solution", "rr_confidence_interval"),
-                ("estimate_krr_counts_solution", "estimate_krr_counts"), ("project_to_simplex_solution", "project_to_simplex"),
-                ("estimate_crosstab_solution", "estimate_crosstab"), ("error_vs_epsilon_solution", "error_vs_epsilon"),
-            ]
-        },
+    mocks_that_equal_everything(
+        ["estimate_count", "estimate_count_std", "rr_confidence_interval", "estimate_krr_counts", "project_to_simplex",
+         "estimate_crosstab", "error_vs_epsilon"],
+        {"__lt__": True},
         zero=ALL_TESTS,
     ),
     Variant(

@@ -5,7 +5,7 @@ at it: the factor 2 dropped, the L2 norm used to normalise, ``np.exp`` overflow,
 a proportion, the argmax returned instead of a sample.
 """
 
-from helpers.variants import Variant, autograded_tests
+from helpers.variants import Variant, autograded_tests, mocks_that_equal_everything
 
 ASSIGNMENT = "06_exponential_fairness"
 PROBABILITIES = "test_exponential_probabilities_factor_two"
@@ -175,19 +175,10 @@ def exponential_probabilities(scores, epsilon, sensitivity):
         },
         full=ALL_TESTS,
     ),
-    Variant(
-        "mocks_that_equal_everything",
-        {
-            name: f"from unittest import mock\n\ndef {function}(*args, **kwargs):\n"
-                  "    return mock.MagicMock(**{'__eq__.return_value': True, '__ne__.return_value': True})"
-            for name, function in [
-                ("exponential_probabilities_solution", "exponential_probabilities"),
-                ("exponential_mechanism_solution", "exponential_mechanism"),
-                ("report_noisy_max_gumbel_solution", "report_noisy_max_gumbel"),
-                ("score_sensitivity_of_proportion_solution", "score_sensitivity_of_proportion"),
-                ("majority_probability_solution", "majority_probability"),
-            ]
-        },
+    mocks_that_equal_everything(
+        ["exponential_probabilities", "exponential_mechanism", "report_noisy_max_gumbel",
+         "score_sensitivity_of_proportion", "majority_probability"],
+        {"__ne__": True},
         zero=ALL_TESTS,
     ),
     Variant(

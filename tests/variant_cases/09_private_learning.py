@@ -1,6 +1,6 @@
 """09_private_learning: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
 
-from helpers.variants import Variant, autograded_tests
+from helpers.variants import Variant, autograded_tests, mocking_source, mocks_that_equal_everything
 
 ASSIGNMENT = "09_private_learning"
 ALL_TESTS = autograded_tests(ASSIGNMENT)
@@ -300,26 +300,11 @@ def dp_gd_epsilon(noise_multiplier, steps, delta, neighbours="add_remove"):
         zero=("test_central_accuracy_design",),
         full=("test_noise_multiplier_for_solves", "test_noisy_gradient_descent_fresh_noise"),
     ),
-    Variant(
-        "mocks_that_equal_everything",
-        {
-            **{
-                name: f"from unittest import mock\n\ndef {function}(*args, **kwargs):\n"
-                      "    return mock.MagicMock(**{'__eq__.return_value': True, '__lt__.return_value': True})"
-                for name, function in [
-                    ("per_example_gradients_solution", "per_example_gradients"),
-                    ("clip_gradients_solution", "clip_gradients"),
-                    ("gradient_sum_sensitivity_solution", "gradient_sum_sensitivity"),
-                    ("noisy_gradient_solution", "noisy_gradient"),
-                    ("noisy_gradient_descent_solution", "noisy_gradient_descent"),
-                    ("noise_multiplier_for_solution", "noise_multiplier_for"),
-                    ("central_accuracy_solution", "central_accuracy"),
-                ]
-            },
-            "dp_gd_accounting_solution": "from unittest import mock\n\n"
-                                         "def dp_gd_rho(*args, **kwargs):\n    return mock.MagicMock(**{'__eq__.return_value': True})\n\n\n"
-                                         "def dp_gd_epsilon(*args, **kwargs):\n    return mock.MagicMock(**{'__eq__.return_value': True})",
-        },
+    mocks_that_equal_everything(
+        ["per_example_gradients", "clip_gradients", "gradient_sum_sensitivity", "noisy_gradient",
+         "noisy_gradient_descent", "noise_multiplier_for", "central_accuracy"],
+        {"__lt__": True},
+        also={"dp_gd_accounting_solution": mocking_source(["dp_gd_rho", "dp_gd_epsilon"])},
         zero=ALL_TESTS,
     ),
     Variant(

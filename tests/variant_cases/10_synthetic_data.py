@@ -1,6 +1,6 @@
 """10_synthetic_data: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
 
-from helpers.variants import Variant, autograded_tests
+from helpers.variants import Variant, autograded_tests, mocks_that_equal_everything
 
 ASSIGNMENT = "10_synthetic_data"
 ALL_TESTS = autograded_tests(ASSIGNMENT)
@@ -366,20 +366,10 @@ VARIANTS = [
         full=("test_noisy_marginals_noise_on_counts", "test_marginal_public_domain", "test_sample_tree_follows_the_edges",
               "test_mwem_budget_per_round"),
     ),
-    Variant(
-        "mocks_that_equal_everything",
-        {
-            name: f"from unittest import mock\n\ndef {function}(*args, **kwargs):\n"
-                  "    return mock.MagicMock(**{'__eq__.return_value': True, '__lt__.return_value': True})"
-            for name, function in [
-                ("marginal_solution", "marginal"), ("noisy_marginals_solution", "noisy_marginals"),
-                ("consistent_marginals_solution", "consistent_marginals"),
-                ("sample_independent_solution", "sample_independent"), ("sample_tree_solution", "sample_tree"),
-                ("synthesize_solution", "synthesize"), ("marginal_errors_solution", "marginal_errors"),
-                ("synthetic_utility_solution", "synthetic_utility"), ("select_worst_query_solution", "select_worst_query"),
-                ("multiplicative_weights_update_solution", "multiplicative_weights_update"), ("mwem_solution", "mwem"),
-            ]
-        },
+    mocks_that_equal_everything(
+        ["marginal", "noisy_marginals", "consistent_marginals", "sample_independent", "sample_tree", "synthesize",
+         "marginal_errors", "synthetic_utility", "select_worst_query", "multiplicative_weights_update", "mwem"],
+        {"__lt__": True},
         zero=ALL_TESTS,
     ),
     Variant(
