@@ -60,6 +60,17 @@ def mocks_that_equal_everything(functions: Iterable[str], magic: Mapping[str, ob
     return Variant("mocks_that_equal_everything", {**replacements, **(also or {})}, full=full, zero=zero)
 
 
+def requires_finite(name: str, bound: str) -> str:
+    """Lines of a function body (indented once) that raise ValueError unless ``name`` is a finite number ``bound``.
+
+    >>> print(requires_finite("epsilon", "> 0"), end="")
+        if not (math.isfinite(epsilon) and epsilon > 0):
+            raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+    """
+    return (f"    if not (math.isfinite({name}) and {name} {bound}):\n"
+            f'        raise ValueError(f"{name} must be a finite number {bound}, got {{{name}!r}}")\n')
+
+
 def notebook_with(source: Path, replacements: dict[str, str]) -> nbformat.NotebookNode:
     """The notebook at ``source`` with the cells named in ``replacements`` given new sources."""
     notebook = nbformat.read(str(source), as_version=4)

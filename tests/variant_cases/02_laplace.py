@@ -1,16 +1,12 @@
 """02_laplace: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
 
-from helpers.variants import Variant, autograded_tests, mocks_that_equal_everything
+from helpers.variants import Variant, autograded_tests, mocks_that_equal_everything, requires_finite
 
 ASSIGNMENT = "02_laplace"
 ALL_TESTS = autograded_tests(ASSIGNMENT)
 
 # A correct laplace_mech with one line changed by each mistake below.
-CHECKS = '''    if not (math.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
-    if not (math.isfinite(sensitivity) and sensitivity >= 0):
-        raise ValueError(f"sensitivity must be a finite number >= 0, got {sensitivity!r}")
-'''
+CHECKS = requires_finite("epsilon", "> 0") + requires_finite("sensitivity", ">= 0")
 
 
 def laplace_mech_with(noise_line: str, checks: str = CHECKS, make_rng: str = "    rng = np.random.default_rng(rng)\n") -> str:

@@ -1,15 +1,17 @@
 """09_private_learning: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
 
-from helpers.variants import Variant, autograded_tests, mocking_source, mocks_that_equal_everything
+from helpers.variants import (
+    Variant,
+    autograded_tests,
+    mocking_source,
+    mocks_that_equal_everything,
+    requires_finite,
+)
 
 ASSIGNMENT = "09_private_learning"
 ALL_TESTS = autograded_tests(ASSIGNMENT)
 
-VALIDATION = '''    if not (math.isfinite(clip_norm) and clip_norm > 0):
-        raise ValueError(f"clip_norm must be a finite number > 0, got {clip_norm!r}")
-    if not (math.isfinite(noise_multiplier) and noise_multiplier >= 0):
-        raise ValueError(f"noise_multiplier must be a finite number >= 0, got {noise_multiplier!r}")
-'''
+VALIDATION = requires_finite("clip_norm", "> 0") + requires_finite("noise_multiplier", ">= 0")
 
 
 def noisy_gradient_with(body: str) -> str:
