@@ -23,6 +23,18 @@ def noisy_gradient_with(body: str) -> str:
 {body}'''
 
 
+def wrong_noise(name: str, body: str) -> Variant:
+    """A noisy_gradient that validates and clips as asked, then adds the wrong noise in ``body``: the test of the
+    noise scores 0, the tests that use noisy_gradient without measuring its noise keep full marks."""
+    return Variant(
+        name,
+        {"noisy_gradient_solution": noisy_gradient_with(body)},
+        zero=("test_noisy_gradient_noise_once_on_the_sum",),
+        full=("test_noisy_gradient_clipped_mean", "test_noisy_gradient_validation", "test_noisy_gradient_descent_steps",
+              "test_noisy_gradient_descent_fresh_noise", "test_central_accuracy_design"),
+    )
+
+
 RIGHT = {
     # the sigmoid written out, with np.where keeping exp from overflowing; einsum-free broadcasting
     "per_example_gradients_solution": '''def per_example_gradients(theta, X, y):
@@ -163,29 +175,11 @@ VARIANTS = [
         zero=("test_clip_gradients_per_row",),
         full=tuple(t for t in ALL_TESTS if t != "test_clip_gradients_per_row"),
     ),
-    Variant(
-        "noise_scaled_to_one_not_c",
-        {"noisy_gradient_solution": noisy_gradient_with('''    return (G.sum(axis=0) + rng.normal(0.0, noise_multiplier, size=d)) / n''')},
-        zero=("test_noisy_gradient_noise_once_on_the_sum",),
-        full=("test_noisy_gradient_clipped_mean", "test_noisy_gradient_validation", "test_noisy_gradient_descent_steps",
-              "test_noisy_gradient_descent_fresh_noise", "test_central_accuracy_design"),
-    ),
-    Variant(
-        "noise_added_to_every_example",
-        {"noisy_gradient_solution": noisy_gradient_with(
-            '''    return (G + rng.normal(0.0, noise_multiplier * clip_norm, size=G.shape)).sum(axis=0) / n''')},
-        zero=("test_noisy_gradient_noise_once_on_the_sum",),
-        full=("test_noisy_gradient_clipped_mean", "test_noisy_gradient_validation", "test_noisy_gradient_descent_steps",
-              "test_noisy_gradient_descent_fresh_noise", "test_central_accuracy_design"),
-    ),
-    Variant(
-        "averaged_before_the_noise_of_the_sum",
-        {"noisy_gradient_solution": noisy_gradient_with(
-            '''    return G.mean(axis=0) + rng.normal(0.0, noise_multiplier * clip_norm, size=d)''')},
-        zero=("test_noisy_gradient_noise_once_on_the_sum",),
-        full=("test_noisy_gradient_clipped_mean", "test_noisy_gradient_validation", "test_noisy_gradient_descent_steps",
-              "test_noisy_gradient_descent_fresh_noise", "test_central_accuracy_design"),
-    ),
+    wrong_noise("noise_scaled_to_one_not_c", '''    return (G.sum(axis=0) + rng.normal(0.0, noise_multiplier, size=d)) / n'''),
+    wrong_noise("noise_added_to_every_example",
+                '''    return (G + rng.normal(0.0, noise_multiplier * clip_norm, size=G.shape)).sum(axis=0) / n'''),
+    wrong_noise("averaged_before_the_noise_of_the_sum",
+                '''    return G.mean(axis=0) + rng.normal(0.0, noise_multiplier * clip_norm, size=d)'''),
     Variant(
         "no_validation_one_noise_value_for_every_coordinate",
         {"noisy_gradient_solution": '''def noisy_gradient(theta, X, y, clip_norm, noise_multiplier, rng=None):
