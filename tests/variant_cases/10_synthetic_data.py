@@ -132,6 +132,30 @@ REFERENCE_SYNTHESIZE_HEAD = '''def synthesize(data, epsilon, tree, domain, rng=N
     noisy = noisy_marginals(data, list(tree), epsilon, domain, rng=rng)
 '''
 
+
+def noisy_marginals_with(loop_body: str, make_rng: str = "np.random.default_rng(rng)") -> str:
+    """A noisy_marginals whose rng is ``make_rng`` and whose loop over the marginals runs ``loop_body``, which stores
+    each marginal's noisy counts in ``result[tuple(columns)]``."""
+    return ("def noisy_marginals(data, marginals, epsilon, domain, rng=None):\n"
+            f"    rng = {make_rng}\n"
+            "    result = {}\n"
+            "    for columns in marginals:\n"
+            + loop_body + "\n"
+            "    return result")
+
+
+def sample_tree_with(edges: str) -> str:
+    """A sample_tree that draws the root from the first edge's table, as the reference does, then runs ``edges``,
+    which draws every child into ``codes``."""
+    return ("def sample_tree(marginals, tree, domain, n, rng=None):\n"
+            "    rng = np.random.default_rng(rng)\n"
+            "    root = tree[0][0]\n"
+            "    first = np.asarray(marginals[tuple(tree[0])], dtype=float)\n"
+            "    codes = {root: rng.choice(len(domain[root]), size=n, p=first.sum(axis=1) / first.sum())}\n"
+            + edges + "\n"
+            "    return pd.DataFrame({column: np.asarray(values)[codes[column]] for column, values in domain.items()})")
+
+
 VARIANTS = [
     Variant("value_counts_random_module_own_projection_gumbel_trials_outside", RIGHT, full=ALL_TESTS),
     Variant(
@@ -143,13 +167,8 @@ VARIANTS = [
     shape = [data[c].astype(str).nunique() for c in columns]
     cells = pd.MultiIndex.from_product([sorted(data[c].astype(str).unique()) for c in columns])
     return counts.reindex(cells, fill_value=0).to_numpy().reshape(shape)''',
-            "noisy_marginals_solution": '''def noisy_marginals(data, marginals, epsilon, domain, rng=None):
-    rng = np.random.default_rng(rng)
-    result = {}
-    for columns in marginals:
-        counts = marginal(data, columns, domain)
-        result[tuple(columns)] = counts + rng.laplace(0.0, 1 / epsilon, size=counts.shape)  # epsilon for each
-    return result''',
+            "noisy_marginals_solution": noisy_marginals_with('''        counts = marginal(data, columns, domain)
+        result[tuple(columns)] = counts + rng.laplace(0.0, 1 / epsilon, size=counts.shape)  # epsilon for each'''),
             "consistent_marginals_solution": '''def consistent_marginals(noisy):
     return {key: np.clip(value, 0, None) for key, value in noisy.items()}''',
             "sample_independent_solution": '''def sample_independent(marginals, domain, n, rng=None):
@@ -190,25 +209,14 @@ VARIANTS = [
     Variant(
         "normalized_before_noise_plain_mean_child_margin_true_size_counts_of_real_size_no_renormalization",
         {
-            "noisy_marginals_solution": '''def noisy_marginals(data, marginals, epsilon, domain, rng=None):
-    rng = np.random.default_rng(rng)
-    result = {}
-    for columns in marginals:
-        shares = marginal(data, columns, domain) / len(data)  # normalized before the noise
-        result[tuple(columns)] = shares + rng.laplace(0.0, len(marginals) / epsilon, size=shares.shape)
-    return result''',
+            "noisy_marginals_solution": noisy_marginals_with('''        shares = marginal(data, columns, domain) / len(data)  # normalized before the noise
+        result[tuple(columns)] = shares + rng.laplace(0.0, len(marginals) / epsilon, size=shares.shape)'''),
             "consistent_marginals_solution": '''def consistent_marginals(noisy):
     n_hat = max(np.mean([np.sum(value) for value in noisy.values()]), 0.0)  # every sum weighted alike
     return {key: project_to_simplex(np.ravel(value), n_hat).reshape(np.shape(value)) for key, value in noisy.items()}''',
-            "sample_tree_solution": '''def sample_tree(marginals, tree, domain, n, rng=None):
-    rng = np.random.default_rng(rng)
-    root = tree[0][0]
-    first = np.asarray(marginals[tuple(tree[0])], dtype=float)
-    codes = {root: rng.choice(len(domain[root]), size=n, p=first.sum(axis=1) / first.sum())}
-    for parent, child in tree:
+            "sample_tree_solution": sample_tree_with('''    for parent, child in tree:
         table = np.asarray(marginals[(parent, child)], dtype=float)
-        codes[child] = rng.choice(len(domain[child]), size=n, p=table.sum(axis=0) / table.sum())  # parent ignored
-    return pd.DataFrame({column: np.asarray(values)[codes[column]] for column, values in domain.items()})''',
+        codes[child] = rng.choice(len(domain[child]), size=n, p=table.sum(axis=0) / table.sum())  # parent ignored'''),
             "synthesize_solution": REFERENCE_SYNTHESIZE_HEAD + '''    consistent = consistent_marginals(noisy)
     return sample_tree(consistent, tree, domain, len(data), rng=rng)  # the true number of people''',
             "marginal_errors_solution": '''def marginal_errors(real, synthetic, domain):
@@ -232,21 +240,11 @@ VARIANTS = [
     Variant(
         "no_noise_on_empty_cells_negative_counts_sampled_no_empty_row_fallback_tested_on_synthetic_overflow_no_replay",
         {
-            "noisy_marginals_solution": '''def noisy_marginals(data, marginals, epsilon, domain, rng=None):
-    rng = np.random.default_rng(rng)
-    result = {}
-    for columns in marginals:
-        counts = marginal(data, columns, domain).astype(float)
+            "noisy_marginals_solution": noisy_marginals_with('''        counts = marginal(data, columns, domain).astype(float)
         occupied = counts > 0  # only the cells somebody is in get noise
         counts[occupied] += rng.laplace(0.0, len(marginals) / epsilon, size=occupied.sum())
-        result[tuple(columns)] = counts
-    return result''',
-            "sample_tree_solution": '''def sample_tree(marginals, tree, domain, n, rng=None):
-    rng = np.random.default_rng(rng)
-    root = tree[0][0]
-    first = np.asarray(marginals[tuple(tree[0])], dtype=float)
-    codes = {root: rng.choice(len(domain[root]), size=n, p=first.sum(axis=1) / first.sum())}
-    for parent, child in tree:
+        result[tuple(columns)] = counts'''),
+            "sample_tree_solution": sample_tree_with('''    for parent, child in tree:
         table = np.asarray(marginals[(parent, child)], dtype=float)
         conditional = table / table.sum(axis=1, keepdims=True)  # an all-zero row gives NaN
         drawn = np.zeros(n, dtype=int)
@@ -254,8 +252,7 @@ VARIANTS = [
             rows = np.flatnonzero(codes[parent] == value)
             if len(rows):
                 drawn[rows] = rng.choice(len(domain[child]), size=len(rows), p=conditional[value])
-        codes[child] = drawn
-    return pd.DataFrame({column: np.asarray(values)[codes[column]] for column, values in domain.items()})''',
+        codes[child] = drawn'''),
             "synthesize_solution": REFERENCE_SYNTHESIZE_HEAD + '''    n = int(round(float(np.sum(noisy[tuple(tree[0])]))))
     return sample_tree(noisy, tree, domain, n, rng=rng)  # the noisy counts, negatives and all''',
             "synthetic_utility_solution": '''def synthetic_utility(epsilons, trials, rng=None):
@@ -306,12 +303,7 @@ VARIANTS = [
         {
             "synthesize_solution": REFERENCE_SYNTHESIZE_HEAD + '''    n = int(round(float(np.sum(consistent_marginals(noisy)[tuple(tree[0])]))))
     return data.sample(n, replace=True, random_state=rng.integers(2**31)).reset_index(drop=True)  # real rows''',
-            "sample_tree_solution": '''def sample_tree(marginals, tree, domain, n, rng=None):
-    rng = np.random.default_rng(rng)
-    root = tree[0][0]
-    first = np.asarray(marginals[tuple(tree[0])], dtype=float)
-    codes = {root: rng.choice(len(domain[root]), size=n, p=first.sum(axis=1) / first.sum())}
-    previous = root
+            "sample_tree_solution": sample_tree_with('''    previous = root
     for parent, child in tree:
         table = np.asarray(marginals[(parent, child)], dtype=float)
         drawn = np.zeros(n, dtype=int)
@@ -321,8 +313,7 @@ VARIANTS = [
             p = row / row.sum() if row.sum() > 0 else table.sum(axis=0) / table.sum()
             drawn[rows] = rng.choice(len(domain[child]), size=len(rows), p=p)
         codes[child] = drawn
-        previous = child
-    return pd.DataFrame({column: np.asarray(values)[codes[column]] for column, values in domain.items()})''',
+        previous = child'''),
             "synthetic_utility_solution": '''def synthetic_utility(epsilons, trials, rng=None):
     rows = []
     for epsilon in epsilons:
@@ -344,13 +335,9 @@ VARIANTS = [
     Variant(
         "fixed_seed_when_rng_is_none",
         {
-            "noisy_marginals_solution": '''def noisy_marginals(data, marginals, epsilon, domain, rng=None):
-    rng = np.random.default_rng(0 if rng is None else rng)
-    result = {}
-    for columns in marginals:
-        counts = marginal(data, columns, domain)
-        result[tuple(columns)] = counts + rng.laplace(0.0, len(marginals) / epsilon, size=counts.shape)
-    return result''',
+            "noisy_marginals_solution": noisy_marginals_with('''        counts = marginal(data, columns, domain)
+        result[tuple(columns)] = counts + rng.laplace(0.0, len(marginals) / epsilon, size=counts.shape)''',
+                make_rng="np.random.default_rng(0 if rng is None else rng)"),
             "sample_independent_solution": '''def sample_independent(marginals, domain, n, rng=None):
     rng = np.random.default_rng(0 if rng is None else rng)
     return pd.DataFrame({column: np.asarray(values)[rng.choice(len(values), size=n,
