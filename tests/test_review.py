@@ -199,6 +199,8 @@ def test_fake_values_are_flagged(code, words):
     ("check_close = lambda *a, **k: None", "tampering", "rebinds the test helper check_close"),
     ("def disabled(*f):\n    pass", "tampering", "rebinds the test helper disabled"),
     ("from contextlib import nullcontext as quiet", "tampering", "rebinds the test helper quiet"),
+    ("def substituted(namespace, **names):\n    return names", "tampering", "rebinds the test helper substituted"),
+    ("delegation_closure = tuple", "tampering", "rebinds the test helper delegation_closure"),
     ("import dplib.testing as t\nt.check_close = print", "tampering", "dplib.testing"),
     ("t = dplib.testing\nt.DEFAULT_FALSE_FAILURE = 0", "tampering", "dplib.testing"),
     ("t = getattr(dplib, 'test' + 'ing')", "tampering", "dplib.testing"),

@@ -175,7 +175,7 @@ PATH_WRITE_METHODS = {"to_csv", "to_pickle", "to_parquet", "to_excel", "to_json"
                       "to_stata", "to_html", "to_latex", "to_markdown", "to_sql", "to_xml", "to_orc"}
 NUMPY_WRITERS = {"save", "savez", "savez_compressed", "savetxt", "tofile", "memmap"}
 #: Test helper names a solution must not rebind (the guard restores them; rebinding is still a flag).
-TEST_HELPER = re.compile(r"^(?:check_\w+|disabled|quiet|binomial_bounds|DelegationError)$")
+TEST_HELPER = re.compile(r"^(?:check_\w+|disabled|substituted|quiet|delegation_closure|binomial_bounds|DelegationError)$")
 #: What these names mean when no import in the notebook binds them (a cell run after a kernel restart).
 CONVENTIONAL_NAMES = {"dplib": "dplib", "np": "numpy", "numpy": "numpy", "pd": "pandas", "pandas": "pandas",
                       "math": "math", "sys": "sys", "os": "os", "builtins": "builtins"}
