@@ -23,33 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dpgrader.outcomes import UNGRADED, ZERO, Status, read_outcomes
+from dpgrader.review.cells import visible_part
 
 NOT_RUN = (*UNGRADED, *ZERO)  # grades unknown (error, killed) or nothing ran (missing, unreadable, ...)
 QUESTION_WIDTH = 220  # characters of a written answer's question shown
 
 
 # --- what each cell targets, from the source notebook ----------------------------------------------------
-
-
-def visible_part(source: str) -> str:
-    r"""A test cell as students see it: every line from ``BEGIN HIDDEN TESTS`` to ``END HIDDEN TESTS`` dropped.
-
-    An unterminated hidden region is dropped to the end of the cell (fail closed).
-
-    Examples
-    --------
-    >>> visible_part("check(f(1))\n### BEGIN HIDDEN TESTS\ncheck(f(2))\n### END HIDDEN TESTS\nprint('done')")
-    "check(f(1))\nprint('done')"
-    """
-    kept, hidden = [], False
-    for line in source.split("\n"):
-        if "BEGIN HIDDEN TESTS" in line:
-            hidden = True
-        elif "END HIDDEN TESTS" in line:
-            hidden = False
-        elif not hidden:
-            kept.append(line)
-    return "\n".join(kept)
 
 
 def _one_line(text: str) -> str:

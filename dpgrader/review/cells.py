@@ -25,10 +25,20 @@ def _nbgrader(cell: dict) -> dict:
     return meta if isinstance(meta, dict) else {}
 
 
-def _without_hidden_tests(code: str) -> str:
-    """``code`` as students see it: the lines between the hidden-test markers dropped."""
+def visible_part(source: str) -> str:
+    r"""A test cell as students see it: every line from ``BEGIN HIDDEN TESTS`` to ``END HIDDEN TESTS`` dropped.
+
+    Lines are cut at ``"\n"`` and the marker lines matched as nbgrader's ``ClearHiddenTests``
+    does, so this is the cell of the release. An unterminated hidden region is dropped to the
+    end of the cell (fail closed; nbgrader refuses to release it).
+
+    Examples
+    --------
+    >>> visible_part("check(f(1))\n### BEGIN HIDDEN TESTS\ncheck(f(2))\n### END HIDDEN TESTS\nprint('done')")
+    "check(f(1))\nprint('done')"
+    """
     kept, hidden = [], False
-    for line in code.splitlines():
+    for line in source.split("\n"):
         if "BEGIN HIDDEN TESTS" in line:
             hidden = True
         elif "END HIDDEN TESTS" in line:
@@ -44,7 +54,7 @@ def _instructor_cell_codes(instructor) -> set[str]:
     for cell in _read(instructor).get("cells", []):
         meta = _nbgrader(cell) if isinstance(cell, dict) else {}
         if cell.get("cell_type") == "code" and meta.get("locked") and not meta.get("solution"):
-            codes |= {_source(cell).strip(), _without_hidden_tests(_source(cell)).strip()}
+            codes |= {_source(cell).strip(), visible_part(_source(cell)).strip()}
     return codes
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import nbformat
 
 from dpgrader.course import CellGrade
+from dpgrader.review.cells import visible_part
 
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "BEGIN MARK SCHEME", "END MARK SCHEME")
 GRADE_ID = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)+")
@@ -172,18 +173,8 @@ def partial_credit_endings(notebook: Path) -> list[str]:
         meta = cell.metadata.get("nbgrader", {})
         if cell.cell_type != "code" or not meta.get("grade"):
             continue
-        lines = cell.source.splitlines()
-        visible = [line for line in lines if "HIDDEN TESTS" not in line]
-        cut = []
-        inside = False
-        for line in lines:  # the cell as the release shows it
-            if "BEGIN HIDDEN TESTS" in line:
-                inside = True
-            elif "END HIDDEN TESTS" in line:
-                inside = False
-            elif not inside:
-                cut.append(line)
-        for version, text in (("", "\n".join(visible)), (" (as released)", "\n".join(cut))):
+        unmarked = "\n".join(line for line in cell.source.splitlines() if "HIDDEN TESTS" not in line)
+        for version, text in (("", unmarked), (" (as released)", visible_part(cell.source))):
             body = ast.parse(text).body
             last = body[-1] if body else None
             if isinstance(last, ast.Expr) and not (
