@@ -156,6 +156,18 @@ def sample_tree_with(edges: str) -> str:
             "    return pd.DataFrame({column: np.asarray(values)[codes[column]] for column, values in domain.items()})")
 
 
+def mwem_with(rounds: str) -> str:
+    """An mwem that starts from the uniform histogram of the total, as the reference does, then runs ``rounds``,
+    which updates ``synthetic``."""
+    return ("def mwem(histogram, queries, total, epsilon, rounds, rng=None):\n"
+            "    rng = np.random.default_rng(rng)\n"
+            "    histogram, queries = np.asarray(histogram, dtype=float), np.asarray(queries, dtype=float)\n"
+            "    answers = queries @ histogram\n"
+            "    synthetic = np.full(histogram.size, total / histogram.size)\n"
+            + rounds + "\n"
+            "    return synthetic")
+
+
 VARIANTS = [
     Variant("value_counts_random_module_own_projection_gumbel_trials_outside", RIGHT, full=ALL_TESTS),
     Variant(
@@ -185,18 +197,12 @@ VARIANTS = [
     exponents = epsilon * np.asarray(errors, dtype=float)  # the factor 2 dropped
     weights = np.exp(exponents - exponents.max())
     return int(rng.choice(len(weights), p=weights / weights.sum()))''',
-            "mwem_solution": '''def mwem(histogram, queries, total, epsilon, rounds, rng=None):
-    rng = np.random.default_rng(rng)
-    histogram, queries = np.asarray(histogram, dtype=float), np.asarray(queries, dtype=float)
-    answers = queries @ histogram
-    synthetic = np.full(histogram.size, total / histogram.size)
-    measured = []
+            "mwem_solution": mwem_with('''    measured = []
     for _ in range(rounds):
         chosen = select_worst_query(np.abs(queries @ synthetic - answers), epsilon / 2, rng=rng)  # each round: epsilon
         measured.append((chosen, laplace_mech(answers[chosen], 1.0, epsilon / 2, rng=rng)))
         for query, measurement in measured:
-            synthetic = multiplicative_weights_update(synthetic, queries[query], measurement)
-    return synthetic''',
+            synthetic = multiplicative_weights_update(synthetic, queries[query], measurement)'''),
         },
         zero=("test_marginal_public_domain", "test_noisy_marginals_composition", "test_consistent_marginals_valid",
               "test_consistent_marginals_projection", "test_sample_independent_columns",
@@ -270,16 +276,10 @@ VARIANTS = [
     rng = np.random.default_rng(rng)
     weights = np.exp(epsilon * np.asarray(errors, dtype=float) / 2)  # overflows for errors in the thousands
     return int(rng.choice(len(weights), p=weights / weights.sum()))''',
-            "mwem_solution": '''def mwem(histogram, queries, total, epsilon, rounds, rng=None):
-    rng = np.random.default_rng(rng)
-    histogram, queries = np.asarray(histogram, dtype=float), np.asarray(queries, dtype=float)
-    answers = queries @ histogram
-    synthetic = np.full(histogram.size, total / histogram.size)
-    for _ in range(rounds):
+            "mwem_solution": mwem_with('''    for _ in range(rounds):
         chosen = select_worst_query(np.abs(queries @ synthetic - answers), epsilon / (2 * rounds), rng=rng)
         measurement = laplace_mech(answers[chosen], 1.0, epsilon / (2 * rounds), rng=rng)
-        synthetic = multiplicative_weights_update(synthetic, queries[chosen], measurement)  # the new one only
-    return synthetic''',
+        synthetic = multiplicative_weights_update(synthetic, queries[chosen], measurement)  # the new one only'''),
         },
         zero=("test_noisy_marginals_composition", "test_noisy_marginals_noise_on_counts", "test_sample_tree_empty_row",
               "test_synthesize_samples_consistent_marginals", "test_synthesize_reads_the_data_only_to_measure",
