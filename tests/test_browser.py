@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import shutil
 import signal
 import socket
@@ -19,6 +20,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -27,12 +30,8 @@ import pytest
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[1]
-LECTURE = REPO / "course" / "02_laplace.ipynb"
-COMPOSITION_LECTURE = REPO / "course" / "07_composition.ipynb"
-APPROXIMATE_DP_LECTURE = REPO / "course" / "08_approximate_dp.ipynb"
-PRIVATE_LEARNING_LECTURE = REPO / "course" / "09_private_learning.ipynb"
-SYNTHETIC_DATA_LECTURE = REPO / "course" / "10_synthetic_data.ipynb"
-AUDITING_LECTURE = REPO / "course" / "11_auditing.ipynb"
+COURSE = REPO / "course"
+LECTURE = COURSE / "02_laplace.ipynb"
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 # As root, on a machine with no network but the package registries: no sandbox, no GPU,
 # and none of Chromium's background connections.
@@ -172,19 +171,6 @@ def browser_page():
             browser.close()
 
 
-def test_lecture_runs_and_slider_redraws_the_figure(jupyter_lab, tmp_path):
-    """Check that the Laplace lecture runs in JupyterLab and moving epsilon redraws the explorer's figure."""
-    url, token, _ = jupyter_lab
-    with browser_page() as page:
-        run_lecture_in_lab(page, url, token, LECTURE)
-        # to the left: a smaller epsilon, wider noise
-        changed, shown = redraw_by_dragging(page, "max privacy loss", "epsilon = 1.000", "epsilon", -60)
-        save_screenshot(page, tmp_path, "browser_laplace_explorer.png")
-    assert changed > 0.01, "the explorer's figure did not change after moving epsilon"
-    epsilon = float(shown.split("(epsilon = ")[1].split(")")[0])
-    assert 0.1 <= epsilon < 1.0, f"expected a smaller epsilon after dragging left, got {shown!r}"
-
-
 def run_lecture_in_lab(page, url: str, token: str, lecture: Path) -> None:
     """Open ``lecture`` in JupyterLab, wait for its kernel, and run all its cells."""
     page.goto(f"{url}/lab/tree/{lecture.name}?token={token}")
@@ -239,78 +225,66 @@ def redraw_by_dragging(page, readout_text: str, shows: str, slider: str, dx: flo
     return float((np.abs(before - after).sum(axis=2) > 0).mean()), readout.inner_text()
 
 
-@pytest.mark.parametrize("jupyter_lab", [APPROXIMATE_DP_LECTURE], indirect=True, ids=["08_approximate_dp"])
-def test_composition_explorer_redraws_when_k_moves(jupyter_lab, tmp_path):
-    """Check that lecture 08 runs in JupyterLab and dragging the k slider redraws the composition explorer."""
+@dataclass(frozen=True)
+class Drag:
+    """A slider of a lecture's explorer dragged in the browser, and what the redraw must show."""
+
+    lecture: Path
+    readout: str  # text that finds the explorer's readout
+    shows: str  # what the readout shows before the drag
+    slider: str  # text in the slider's label
+    dx: float  # pixels: to the right when positive
+    moved: Callable[[str], bool]  # the readout after the drag went the right way
+    expected: str  # what ``moved`` looks for, said in the failure message
+    changed: float = 0.001  # the share of the figure's pixels that must change, at least
+    gone: str | None = None  # what the readout no longer shows when the redraw is complete (default: ``shows``)
+
+
+def number_in(text: str, pattern: str) -> float:
+    """The number that stands at ``{}`` in ``pattern`` (its other characters literal), the first time it is in ``text``."""
+    before, after = pattern.split("{}")
+    match = re.search(re.escape(before) + r"(\S+?)" + re.escape(after), text)
+    assert match, f"no {pattern!r} in the readout {text!r}"
+    return float(match.group(1))
+
+
+DRAGS = [
+    # to the left: a smaller epsilon, wider noise
+    Drag(COURSE / "02_laplace.ipynb", "max privacy loss", "epsilon = 1.000", "epsilon", -60,
+         lambda shown: 0.1 <= number_in(shown, "(epsilon = {})") < 1.0, "a smaller epsilon", changed=0.01),
+    # a larger budget: the accountant answers more queries
+    Drag(COURSE / "07_composition.ipynb", "accountant with budget", "accountant with budget 5: answers 10 and refuses 190",
+         "budget", 60,
+         lambda shown: number_in(shown, "accountant with budget {}:") > 5 and number_in(shown, ": answers {} ") > 10,
+         "a larger budget and more answers", changed=0.005, gone="with budget 5:"),
+    # to the right: more queries
+    Drag(COURSE / "08_approximate_dp.ipynb", "total epsilon", "100 queries", "k queries", 80,
+         lambda shown: number_in(shown, "{} queries") > 100, "more queries", gone="100 queries,"),
+    # to the left: fewer steps, a smaller epsilon (the run is cached: no retraining)
+    Drag(COURSE / "09_private_learning.ipynb", "substitution neighbours", "T = 100 steps", "steps T", -60,
+         lambda shown: number_in(shown, "T = {} steps") < 100 and number_in(shown, "epsilon = {} ") < 1.0,
+         "fewer steps and epsilon below 1"),
+    # to the left: a smaller epsilon, more noise in the measured marginals
+    Drag(COURSE / "10_synthetic_data.ipynb", "mean TV over the 10 pairs", "epsilon = 1 over", "epsilon", -80,
+         lambda shown: number_in(shown, "epsilon = {} ") < 1.0, "a smaller epsilon"),
+    # to the right: more runs (the slider sends its value when released)
+    Drag(COURSE / "11_auditing.ipynb", "fresh runs each", "(2000 fresh runs each)", "runs", 60,
+         lambda shown: number_in(shown, "({} fresh runs each)") > 2000, "more runs"),
+]
+
+
+@pytest.mark.parametrize("jupyter_lab, drag", [(d.lecture, d) for d in DRAGS], indirect=["jupyter_lab"],
+                         ids=[d.lecture.stem for d in DRAGS])
+def test_explorer_redraws_when_its_slider_moves(jupyter_lab, drag, tmp_path):
+    """Check that a lecture runs in JupyterLab and dragging its explorer's slider redraws the figure and the readout."""
     url, token, _ = jupyter_lab
     with browser_page() as page:
-        run_lecture_in_lab(page, url, token, APPROXIMATE_DP_LECTURE)
-        # to the right: more queries
-        changed, shown = redraw_by_dragging(page, "total epsilon", "100 queries", "k queries", 80, gone="100 queries,")
-        save_screenshot(page, tmp_path, "browser_composition_explorer.png")
-    assert changed > 0.001, "the explorer's figure did not change after moving k"
-    k = int(shown.split(" queries")[0].split()[-1])
-    assert k > 100, f"expected more queries after dragging right, got {shown!r}"
-
-
-@pytest.mark.parametrize("jupyter_lab", [PRIVATE_LEARNING_LECTURE], indirect=True, ids=["09_private_learning"])
-def test_private_learning_explorer_redraws_when_the_steps_move(jupyter_lab, tmp_path):
-    """Check that lecture 09 runs in JupyterLab and dragging the steps slider redraws the DP-GD explorer and its epsilon."""
-    url, token, _ = jupyter_lab
-    with browser_page() as page:
-        run_lecture_in_lab(page, url, token, PRIVATE_LEARNING_LECTURE)
-        # to the left: fewer steps, a smaller epsilon (the run is cached: no retraining)
-        changed, shown = redraw_by_dragging(page, "substitution neighbours", "T = 100 steps", "steps T", -60)
-        save_screenshot(page, tmp_path, "browser_private_learning_explorer.png")
-    assert changed > 0.001, "the explorer's figure did not change after moving the steps"
-    steps = int(shown.split("T = ")[1].split(" steps")[0])
-    epsilon = float(shown.split("epsilon = ")[1].split(" ")[0])
-    assert steps < 100 and epsilon < 1.0, f"expected fewer steps and epsilon below 1 after dragging left, got {shown!r}"
-
-
-@pytest.mark.parametrize("jupyter_lab", [SYNTHETIC_DATA_LECTURE], indirect=True, ids=["10_synthetic_data"])
-def test_synthetic_data_explorer_redraws_when_epsilon_moves(jupyter_lab, tmp_path):
-    """Check that lecture 10 runs in JupyterLab and dragging epsilon re-synthesizes and redraws the synthetic-data explorer."""
-    url, token, _ = jupyter_lab
-    with browser_page() as page:
-        run_lecture_in_lab(page, url, token, SYNTHETIC_DATA_LECTURE)
-        # to the left: a smaller epsilon, more noise in the measured marginals
-        changed, shown = redraw_by_dragging(page, "mean TV over the 10 pairs", "epsilon = 1 over", "epsilon", -80)
-        save_screenshot(page, tmp_path, "browser_synthetic_data_explorer.png")
-    assert changed > 0.001, "the explorer's figure did not change after moving epsilon"
-    epsilon = float(shown.split("epsilon = ")[1].split(" ")[0])
-    assert epsilon < 1.0, f"expected a smaller epsilon after dragging left, got {shown!r}"
-
-
-@pytest.mark.parametrize("jupyter_lab", [AUDITING_LECTURE], indirect=True, ids=["11_auditing"])
-def test_audit_explorer_redraws_when_the_runs_move(jupyter_lab, tmp_path):
-    """Check that lecture 11 runs in JupyterLab and dragging the runs slider re-audits and redraws the audit explorer."""
-    url, token, _ = jupyter_lab
-    with browser_page() as page:
-        run_lecture_in_lab(page, url, token, AUDITING_LECTURE)
-        # to the right: more runs (the slider sends its value when released)
-        changed, shown = redraw_by_dragging(page, "fresh runs each", "(2000 fresh runs each)", "runs", 60)
-        save_screenshot(page, tmp_path, "browser_audit_explorer.png")
-    assert changed > 0.001, "the explorer's figure did not change after moving the runs"
-    runs = int(shown.split(" fresh runs each")[0].split("(")[-1])
-    assert runs > 2000, f"expected more runs after dragging right, got {shown!r}"
-
-
-@pytest.mark.parametrize("jupyter_lab", [COMPOSITION_LECTURE], indirect=True, ids=["07_composition"])
-def test_averaging_explorer_redraws_when_the_budget_moves(jupyter_lab, tmp_path):
-    """Check that lecture 07 runs in JupyterLab and raising the budget redraws the averaging explorer."""
-    url, token, _ = jupyter_lab
-    with browser_page() as page:
-        run_lecture_in_lab(page, url, token, COMPOSITION_LECTURE)
-        # a larger budget: the accountant answers more queries
-        changed, shown = redraw_by_dragging(page, "accountant with budget",
-                                            "accountant with budget 5: answers 10 and refuses 190", "budget", 60,
-                                            gone="with budget 5:")
-        save_screenshot(page, tmp_path, "browser_averaging_explorer.png")
-    assert changed > 0.005, "the explorer's figure did not change after moving the budget"
-    budget = float(shown.split("accountant with budget ")[1].split(":")[0])
-    answered = int(shown.split(": answers ")[1].split(" ")[0])
-    assert budget > 5 and answered > 10, f"expected a larger budget and more answers after dragging right, got {shown!r}"
+        run_lecture_in_lab(page, url, token, drag.lecture)
+        changed, shown = redraw_by_dragging(page, drag.readout, drag.shows, drag.slider, drag.dx, gone=drag.gone)
+        save_screenshot(page, tmp_path, f"browser_{drag.lecture.stem}_explorer.png")
+    assert changed > drag.changed, f"the explorer's figure did not change after moving {drag.slider}"
+    direction = "right" if drag.dx > 0 else "left"
+    assert drag.moved(shown), f"expected {drag.expected} after dragging {direction}, got {shown!r}"
 
 
 def test_mistakes_page_renders_its_figures_and_table(tmp_path):
