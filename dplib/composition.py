@@ -1,7 +1,8 @@
 """Composition, budgets and the sparse vector technique: the properties that make DP usable.
 
-Sequential composition adds up the epsilons of mechanisms run on the same data;
-parallel composition over disjoint parts costs only the largest one. A histogram is
+Sequential composition adds up the epsilons of mechanisms run on the same data, also
+when each mechanism is chosen after seeing the earlier answers; parallel composition over
+disjoint parts costs only the largest one under add/remove neighbours. A histogram is
 one query whose L1 sensitivity depends on the neighbour notion. Repeating a query and
 averaging the answers closes in on the truth, which is why every analysis needs a
 budget, enforced by a :class:`PrivacyAccountant`. AboveThreshold answers many queries
@@ -58,7 +59,18 @@ def sequential_epsilon(epsilons) -> float:
     -----
     If :math:`M_i` is :math:`\varepsilon_i`-DP, releasing all of :math:`M_1(D), \dots, M_k(D)`
     is :math:`(\sum_i \varepsilon_i)`-DP: the density ratios on neighbours multiply
-    (Dwork & Roth 2014, Theorem 3.16). Summed with ``math.fsum``, so no rounding builds up.
+    (Dwork & Roth 2014, Theorem 3.16). This holds **adaptively** too: :math:`M_i` may be
+    chosen after seeing the answers of :math:`M_1, \dots, M_{i-1}`, as long as its
+    :math:`\varepsilon_i` is fixed in advance. When the epsilons themselves are chosen
+    adaptively, the guarantee needs a *privacy filter* (Rogers, Roth, Ullman & Vadhan 2016),
+    a rule that stops the analysis before the budget is exceeded; for pure DP, refusing any
+    spend that would take the sum over the budget (:class:`PrivacyAccountant`) is one.
+    Summed with ``math.fsum``, so no rounding builds up; an empty list costs 0.
+
+    References
+    ----------
+    R. Rogers, A. Roth, J. Ullman, S. Vadhan, "Privacy odometers and filters: pay-as-you-go
+    composition", NeurIPS 2016.
 
     Examples
     --------
@@ -73,9 +85,16 @@ def parallel_epsilon(epsilons) -> float:
 
     Notes
     -----
-    One person is in at most one part, so adding or removing them changes the input of
-    one mechanism only: the release is :math:`\max_i \varepsilon_i`-DP (McSherry 2009,
-    Theorem 4). An empty list costs 0.
+    Under **add/remove** neighbours one person is in at most one part, so adding or removing
+    them changes the input of one mechanism only: the release is
+    :math:`\max_i \varepsilon_i`-DP (McSherry 2009, Theorem 4). An empty list costs 0.
+
+    Under **substitution** (one person's record changes) the person can move from one part
+    to another when the split depends on the record: two mechanisms see a different input,
+    and the cost is the sum of the two largest :math:`\varepsilon_i`. Only a split on a
+    public attribute, one that cannot change between neighbours, keeps the maximum.
+    A histogram is the example: under substitution one count falls and another rises, so
+    its L1 sensitivity is 2 (:func:`histogram_sensitivity`).
 
     References
     ----------
@@ -197,7 +216,10 @@ class PrivacyAccountant:
 
     By sequential composition the total privacy cost of all answers is the sum of their
     epsilons; the accountant refuses any query that would take that sum over ``budget``.
-    A refused query costs nothing and leaves the accountant unchanged. The total is compared
+    A refused query costs nothing and leaves the accountant unchanged. The analyst may choose
+    each query, and its epsilon, after seeing the earlier answers: refusing what would exceed
+    the budget makes the accountant a privacy filter for pure DP (Rogers et al. 2016), so the
+    whole interaction is ``budget``-DP. The total is compared
     with the budget up to a relative tolerance ``TOLERANCE`` (1e-9), so three spends of 0.1 fit
     a budget of 0.3 although ``0.1 + 0.1 + 0.1 > 0.3`` in floats (even with ``math.fsum``); the
     rounding of n additions is about n units in the last place, far below that tolerance.
@@ -237,7 +259,10 @@ class PrivacyAccountant:
         return max(0.0, self.budget - self.spent)
 
     def spend(self, epsilon: float) -> None:
-        """Charge ``epsilon`` to the budget, or raise :class:`BudgetExceededError` and charge nothing."""
+        """Charge ``epsilon`` to the budget, or raise :class:`BudgetExceededError` and charge nothing.
+
+        Returns ``None``: the effect is on :attr:`spent` and :attr:`remaining`.
+        """
         epsilon = _require_epsilon(epsilon)
         total = self._spent + epsilon
         if total > self.budget * (1 + self.TOLERANCE):
