@@ -90,40 +90,55 @@ def _learning_splits() -> tuple[pd.DataFrame, pd.DataFrame]:
     return train, test
 
 
-def privatize_columns(df: pd.DataFrame, columns, epsilon: float, rng=None) -> pd.DataFrame:
-    r"""k-ary randomized response on each listed column, epsilon split evenly between them.
+def privatize_columns(df: pd.DataFrame, columns, epsilon: float, rng=None, *, domains=None) -> pd.DataFrame:
+    r"""k-ary randomized response on each listed column over its public domain, epsilon split evenly.
 
     Parameters
     ----------
     df : pandas.DataFrame
         The data; it is not modified.
     columns : list of str
-        Categorical columns to privatize (at least one).
+        Columns to privatize (at least one).
     epsilon : float
         Budget of the whole record, finite and > 0; each column gets ``epsilon / len(columns)``.
     rng : numpy.random.Generator, int or None
         Source of randomness.
+    domains : mapping of str to sequence, optional
+        The public domain of each listed column that is not a ``Categorical``: the values it
+        can take, fixed in advance (their order does not matter). A ``Categorical`` column's
+        domain is its categories; an entry for it must list the same values.
 
     Returns
     -------
     pandas.DataFrame
-        A copy of ``df`` with the listed columns privatized, every other column untouched.
+        A copy of ``df`` with the listed columns privatized, every other column untouched. A
+        ``Categorical`` column keeps its dtype; another column holds values of its domain.
+
+    Raises
+    ------
+    ValueError
+        If a listed column is neither ``Categorical`` nor in ``domains`` (its domain is never
+        read from the data), holds a value outside its domain or a missing value, or for a bad
+        ``epsilon`` or ``columns``.
 
     Notes
     -----
-    Each column is randomized over **its own domain**: the categories of a ``Categorical``
-    column (all of them, also those absent from ``df``), otherwise its sorted distinct
-    values. With :math:`k` categories, each value is kept with probability
+    Each column is randomized over **its public domain**, fixed before any data is seen: the
+    categories of a ``Categorical`` column (all of them, also those absent from ``df``),
+    otherwise ``domains[column]``. With :math:`k` values, each is kept with probability
     :math:`e^{\varepsilon/m} / (e^{\varepsilon/m} + k - 1)` for :math:`m` columns, so the
     record is :math:`m \cdot \varepsilon/m = \varepsilon`-DP (sequential composition).
-    A domain read from the private sample itself would leak which values occur.
+    A domain read from the data would leak which values occur, and in the local model no
+    person could compute it: each sees only their own record.
 
     Examples
     --------
     >>> import numpy as np, pandas as pd
-    >>> frame = pd.DataFrame({"sex": pd.Categorical(["F", "M", "M"]), "n": [1, 2, 3]})
-    >>> privatize_columns(frame, ["sex"], 50.0, rng=np.random.default_rng(0))["sex"].tolist()
-    ['F', 'M', 'M']
+    >>> frame = pd.DataFrame({"sex": pd.Categorical(["F", "M", "M"]), "band": [1, 2, 2], "n": [1, 2, 3]})
+    >>> private = privatize_columns(frame, ["sex", "band"], 50.0, rng=np.random.default_rng(0),
+    ...                             domains={"band": [0, 1, 2, 3]})
+    >>> private["sex"].tolist(), private["band"].tolist()
+    (['F', 'M', 'M'], [1, 2, 2])
     """
     epsilon = _require_epsilon(epsilon)
     columns = [columns] if isinstance(columns, str) else list(columns)
@@ -132,26 +147,37 @@ def privatize_columns(df: pd.DataFrame, columns, epsilon: float, rng=None) -> pd
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise ValueError(f"columns must be columns of df, got {missing!r}")
+    domains = {} if domains is None else dict(domains)
     rng = np.random.default_rng(rng)
     per_column = epsilon / len(columns)
     out = df.copy()
     for column in columns:
         values = df[column]
+        # the public domain, fixed in advance: a Categorical's categories, or domains[column]; never the data
         if isinstance(values.dtype, pd.CategoricalDtype):
-            domain = values.cat.categories
+            domain = list(values.cat.categories)
+            if column in domains and set(domains[column]) != set(domain):
+                raise ValueError(f"domains[{column!r}] must list the categories of the Categorical column "
+                                 f"{column!r}, {domain!r}, got {list(domains[column])!r}")
             codes = values.cat.codes.to_numpy()
+        elif column in domains:
+            domain = list(domains[column])
+            if len(set(domain)) != len(domain):
+                raise ValueError(f"domains[{column!r}] must list distinct values, got {domain!r}")
+            codes = pd.Index(domain).get_indexer(values)
         else:
-            domain = pd.Index(sorted(values.unique()))
-            codes = domain.get_indexer(values)
+            raise ValueError(f"column {column!r} is not Categorical, so its public domain must be given in domains "
+                             f"(domains={{{column!r}: [...]}}); it is never read from the data, which would leak it")
         if (codes < 0).any():
-            raise ValueError(f"column {column!r} of df has missing values: privatize complete columns")
+            raise ValueError(f"column {column!r} of df holds {values[codes < 0].iloc[0]!r}, a missing value or one "
+                             "outside its domain: privatize complete columns over their whole domain")
         if len(domain) < 2:
             continue  # a single possible value reveals nothing
         reports = np.asarray(k_rand_resp(codes, len(domain), per_column, rng=rng))
         if isinstance(values.dtype, pd.CategoricalDtype):
             out[column] = pd.Categorical.from_codes(reports, dtype=values.dtype)
         else:
-            out[column] = np.asarray(domain)[reports]
+            out[column] = [domain[report] for report in reports]
     return out
 
 

@@ -34,24 +34,28 @@ def table():
     })
 
 
+#: The public domain of the plain column: "none" is a value nobody in the table holds.
+PLAIN = {"plain": ["low", "mid", "high", "none"]}
+
+
 def kept(before, after, column):
     return np.asarray(before[column]).astype(str) == np.asarray(after[column]).astype(str)
 
 
 def test_budget_is_split_evenly_between_the_columns(table):
-    private = privatize_columns(table, ["a", "b", "plain"], 3.3, rng=np.random.default_rng(1))
+    private = privatize_columns(table, ["a", "b", "plain"], 3.3, rng=np.random.default_rng(1), domains=PLAIN)
     check_fraction(kept(table, private, "a"), krr_probabilities(3, 1.1)[0], what="a kept")
     check_fraction(kept(table, private, "b"), krr_probabilities(6, 1.1)[0], what="b kept")
-    check_fraction(kept(table, private, "plain"), krr_probabilities(3, 1.1)[0], what="plain kept")
+    check_fraction(kept(table, private, "plain"), krr_probabilities(4, 1.1)[0], what="plain kept (k = 4: the domain)")
 
 
 def test_other_columns_dtypes_and_the_input_are_untouched(table):
     original = table.copy()
-    private = privatize_columns(table, ["a", "plain"], 2.0, rng=np.random.default_rng(2))
+    private = privatize_columns(table, ["a", "plain"], 2.0, rng=np.random.default_rng(2), domains=PLAIN)
     assert table.equals(original)
     assert private["age"].equals(table["age"]) and private["b"].equals(table["b"])
     assert private["a"].dtype == table["a"].dtype
-    assert set(private["plain"]) <= {"low", "mid", "high"}
+    assert set(private["plain"]) == set(PLAIN["plain"])  # "none", held by nobody, is reported too
     assert private.index.equals(table.index) and list(private.columns) == list(table.columns)
 
 
@@ -59,6 +63,27 @@ def test_categories_absent_from_the_sample_are_reported_at_rate_q():
     sample = pd.DataFrame({"g": pd.Categorical(np.repeat(["a", "b"], N // 2), categories=["a", "b", "c", "d"])})
     private = privatize_columns(sample, ["g"], 1.2, rng=np.random.default_rng(3))
     check_fraction(np.asarray(private["g"]) == "d", krr_probabilities(4, 1.2)[1], what="absent category reported")
+
+
+def test_a_plain_column_is_randomized_over_its_public_domain_in_its_own_type():
+    sample = pd.DataFrame({"band": np.repeat([1, 2, 3], N // 3)})
+    private = privatize_columns(sample, ["band"], 1.5, rng=np.random.default_rng(7), domains={"band": [4, 3, 2, 1, 0]})
+    assert {type(value) for value in private["band"].tolist()} == {int}
+    check_fraction(np.asarray(private["band"]) == 0, krr_probabilities(5, 1.5)[1], what="0, held by nobody, reported")
+    check_fraction(kept(sample, private, "band"), krr_probabilities(5, 1.5)[0], what="band kept")
+
+
+def test_the_domain_is_never_read_from_the_data(table):
+    with pytest.raises(ValueError, match=r"column 'plain' is not Categorical, so its public domain must be given in domains"):
+        privatize_columns(table, ["a", "plain"], 1.0)
+    with pytest.raises(ValueError, match=r"holds 'low', a missing value or one outside its domain"):
+        privatize_columns(table, ["plain"], 1.0, domains={"plain": ["mid", "high"]})
+    with pytest.raises(ValueError, match=r"domains\['plain'\] must list distinct values"):
+        privatize_columns(table, ["plain"], 1.0, domains={"plain": ["low", "mid", "high", "low"]})
+    with pytest.raises(ValueError, match=r"domains\['a'\] must list the categories"):
+        privatize_columns(table, ["a"], 1.0, domains={"a": ["x", "y"]})
+    same = privatize_columns(table, ["a"], 1.0, rng=np.random.default_rng(8), domains={"a": ["z", "y", "x"]})
+    assert same["a"].dtype == table["a"].dtype
 
 
 def test_columns_get_independent_randomness(table):
@@ -85,7 +110,7 @@ def test_rejects_unknown_or_no_columns_and_missing_values(table):
         privatize_columns(table, ["nope"], 1.0)
     with pytest.raises(ValueError, match="columns must list at least one column"):
         privatize_columns(table, [], 1.0)
-    with pytest.raises(ValueError, match="missing values"):
+    with pytest.raises(ValueError, match="a missing value or one outside its domain"):
         privatize_columns(pd.DataFrame({"g": pd.Categorical(["a", None, "b"])}), ["g"], 1.0)
 
 
