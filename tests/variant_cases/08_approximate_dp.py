@@ -40,22 +40,28 @@ def zcdp_to_epsilon(rho, delta):
     return rho + 2 * math.sqrt(-rho * math.log(delta))''',
     "advanced_composition_epsilon_solution": '''def advanced_composition_epsilon(epsilon, k, delta_prime):
     return float(epsilon * np.sqrt(2 * k * -np.log(delta_prime)) + k * epsilon * np.expm1(epsilon))''',
-    # a loop over rows with the random module; plain strings out instead of a Categorical
+    "advanced_composition_delta_solution": '''def advanced_composition_delta(delta, k, delta_prime):
+    return math.fsum([delta] * k + [delta_prime])''',
+    # a loop over rows with the random module, values compared as they are; a Categorical column becomes plain
+    # strings, another column keeps the values (and types) of its domain
     "privatize_columns_solution": '''import random
 
-def privatize_columns(df, columns, epsilon, rng=None):
+def privatize_columns(df, columns, epsilon, rng=None, domains=None):
     result = df.copy()
     share = epsilon / len(columns)
     for column in columns:
         if hasattr(df[column], "cat"):
             domain = [str(c) for c in df[column].cat.categories]
+            values = [str(v) for v in df[column]]
+        elif domains and column in domains:
+            domain = list(domains[column])
+            values = list(df[column])
         else:
-            domain = sorted(str(v) for v in set(df[column]))
+            raise ValueError(f"no public domain for {column}: pass it in domains")
         k = len(domain)
         keep = math.exp(share) / (math.exp(share) + k - 1)
         reports = []
-        for value in df[column]:
-            value = str(value)
+        for value in values:
             if random.random() < keep:
                 reports.append(value)
             else:
@@ -79,14 +85,42 @@ def private_accuracy(epsilons, trials, rng=None):
     return table''',
 }
 
-REFERENCE_PRIVATIZE = '''def privatize_columns(df, columns, epsilon, rng=None):
+REFERENCE_PRIVATIZE = '''def privatize_columns(df, columns, epsilon, rng=None, domains=None):
     rng = np.random.default_rng(rng)
     out = df.copy()
     for column in columns:
-        domain, codes = df[column].cat.categories, df[column].cat.codes.to_numpy()
+        if isinstance(df[column].dtype, pd.CategoricalDtype):
+            domain = pd.Index(df[column].cat.categories)
+        elif domains is not None and column in domains:
+            domain = pd.Index(domains[column])
+        else:
+            raise ValueError(f"column {column!r}: give its public domain in domains")
+        codes = domain.get_indexer(df[column])
         reports = np.asarray(k_rand_resp(codes, len(domain), epsilon / len(columns), rng=rng))
-        out[column] = pd.Categorical.from_codes(reports, dtype=df[column].dtype)
+        out[column] = pd.Categorical.from_codes(reports, dtype=df[column].dtype) if isinstance(
+            df[column].dtype, pd.CategoricalDtype) else list(domain[reports])
     return out'''
+
+# The domain of a Categorical column is its categories, but a plain column's is read off the data (its sorted
+# distinct values): `domains` is ignored.
+DOMAIN_FROM_THE_DATA = '''def privatize_columns(df, columns, epsilon, rng=None, domains=None):
+    rng = np.random.default_rng(rng)
+    out = df.copy()
+    for column in columns:
+        values = df[column]
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            domain, codes = values.cat.categories, values.cat.codes.to_numpy()
+        else:
+            domain = pd.Index(sorted(values.unique()))
+            codes = domain.get_indexer(values)
+        reports = np.asarray(k_rand_resp(codes, len(domain), epsilon / len(columns), rng=rng))
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            out[column] = pd.Categorical.from_codes(reports, dtype=values.dtype)
+        else:
+            out[column] = np.asarray(domain)[reports]
+    return out'''
+
+TOTAL_DELTA = "test_advanced_composition_total_delta"
 
 
 def private_accuracy_with(train_line: str, test_argument: str = "test", trials: str = "trials") -> str:
@@ -162,7 +196,7 @@ def zcdp_to_epsilon(rho, delta):
     return rho + 2 * np.sqrt(rho * np.log(delta))''',
             "advanced_composition_epsilon_solution": '''def advanced_composition_epsilon(epsilon, k, delta_prime):
     return math.sqrt(2 * k * math.log(1 / delta_prime)) * epsilon''',
-            "privatize_columns_solution": '''def privatize_columns(df, columns, epsilon, rng=None):
+            "privatize_columns_solution": '''def privatize_columns(df, columns, epsilon, rng=None, domains=None):
     rng = np.random.default_rng(rng)
     out = df.copy()
     for column in columns:
@@ -239,7 +273,9 @@ def zcdp_to_epsilon(rho, delta):
     if neighbours not in ("add_remove", "substitute"):
         raise ValueError(f"neighbours must be 'add_remove' or 'substitute', got {neighbours!r}")
     return np.sqrt(1.0 if neighbours == "add_remove" else 2.0)''',
-            "advanced_composition_epsilon_solution": RIGHT["advanced_composition_epsilon_solution"].replace("return float(", "return (")
+            "advanced_composition_epsilon_solution": RIGHT["advanced_composition_epsilon_solution"].replace("return float(", "return ("),
+            "advanced_composition_delta_solution": "def advanced_composition_delta(delta, k, delta_prime):\n"
+                                                   "    return np.float64(k) * delta + np.float64(delta_prime)",
         },
         full=ALL_TESTS,
     ),
@@ -253,6 +289,7 @@ def zcdp_to_epsilon(rho, delta):
                     ("gaussian_sigma_solution", "gaussian_sigma"), ("gaussian_mech_solution", "gaussian_mech"),
                     ("l2_sensitivity_of_histogram_solution", "l2_sensitivity_of_histogram"),
                     ("advanced_composition_epsilon_solution", "advanced_composition_epsilon"),
+                    ("advanced_composition_delta_solution", "advanced_composition_delta"),
                     ("privatize_columns_solution", "privatize_columns"), ("private_accuracy_solution", "private_accuracy"),
                 ]
             },
@@ -296,6 +333,25 @@ def zcdp_to_epsilon(rho, delta):
                 "    return dplib.private_accuracy(epsilons, trials, rng=rng)"
             ),
         },
-        zero=ALL_TESTS,
+        # dplib has no function for advanced composition's total delta: that cell keeps the reference's answer
+        zero=tuple(t for t in ALL_TESTS if t != TOTAL_DELTA),
+        full=(TOTAL_DELTA,),
+    ),
+    Variant(
+        "plain_column_domain_from_the_data_total_delta_without_delta_prime",
+        {
+            "privatize_columns_solution": DOMAIN_FROM_THE_DATA,
+            "advanced_composition_delta_solution": "def advanced_composition_delta(delta, k, delta_prime):\n"
+                                                   "    return k * delta",
+        },
+        zero=("test_privatize_columns_full_domain", TOTAL_DELTA),
+        full=("test_privatize_columns_budget_split", "test_private_accuracy_design", "test_advanced_composition_both_terms"),
+    ),
+    Variant(
+        "total_delta_with_delta_once_instead_of_k_delta",
+        {"advanced_composition_delta_solution": "def advanced_composition_delta(delta, k, delta_prime):\n"
+                                                "    return delta + delta_prime"},
+        zero=(TOTAL_DELTA,),
+        full=("test_advanced_composition_both_terms", "test_zcdp_to_epsilon_conversion"),
     ),
 ]
