@@ -1,10 +1,12 @@
 """07_composition: correct answers written differently keep full marks; classic mistakes and delegation lose them.
 
 Every classic mistake listed for 07 in issue 13 gets a variant that scores 0 on the test aimed at it
-and keeps the points of unrelated tests: max for sequential, sum for parallel; a histogram noise of
-scale k/epsilon, noise only on non-empty bins, one draw shared by all bins; one noisy answer reused k
-times; refusing the third spend of 0.1 from 0.3, charging a refused query; fresh threshold noise per
-query, no query noise, wrong (or swapped) scales.
+and keeps the points of unrelated tests: max for sequential, sum for parallel, an empty list that
+raises instead of costing 0 (issue 21); a histogram noise of scale k/epsilon, noise only on non-empty
+bins, one draw shared by all bins; one noisy answer reused k times; refusing the third spend of 0.1
+from 0.3, charging a refused query; fresh threshold noise per query, no query noise, wrong (or swapped)
+scales. AboveThreshold's noise structure shows only over several queries compared with one threshold,
+so a fresh threshold per query and swapped scales lose both of its distribution tests.
 """
 
 from helpers.variants import Variant, autograded_tests
@@ -132,7 +134,7 @@ def noisy_histogram(categories, k, epsilon, rng=None):
         "numpy_global_vectorized_and_isclose",
         {
             "sequential_epsilon_solution": "def sequential_epsilon(epsilons):\n    return float(np.sum(epsilons))",
-            "parallel_epsilon_solution": "def parallel_epsilon(epsilons):\n    return np.max(epsilons)",
+            "parallel_epsilon_solution": "def parallel_epsilon(epsilons):\n    return np.max(epsilons, initial=0.0)",
             "noisy_histogram_solution": '''def noisy_histogram(categories, k, epsilon, rng=None):
     if not np.isfinite(epsilon) or epsilon <= 0:
         raise ValueError(f"bad epsilon {epsilon}")
@@ -185,6 +187,12 @@ def noisy_histogram(categories, k, epsilon, rng=None):
         },
         zero=(SEQUENTIAL, PARALLEL, HISTOGRAM_SENSITIVITY),
         full=(HISTOGRAM_SCALE, HISTOGRAM_BINS, ONE_QUERY, SPENDS, SCALES),
+    ),
+    Variant(
+        "parallel_max_of_an_empty_list_raises",
+        {"parallel_epsilon_solution": "def parallel_epsilon(epsilons):\n    return float(max(epsilons))"},
+        zero=(PARALLEL,),
+        full=(SEQUENTIAL, HISTOGRAM_SENSITIVITY),
     ),
     Variant(
         "histogram_scale_k_over_epsilon",
@@ -242,8 +250,8 @@ def noisy_histogram(categories, k, epsilon, rng=None):
         "above_threshold_fresh_threshold_noise_per_query",
         {"above_threshold_solution": above_threshold_with("rng.laplace(0.0, 2.0 / epsilon)", "rng.laplace(0.0, 4.0 / epsilon)",
                                                           fresh_threshold=True)},
-        zero=(DRAWN_ONCE,),
-        full=(FIRST_INDEX, SCALES, CLOSES_IN),
+        zero=(DRAWN_ONCE, SCALES),
+        full=(FIRST_INDEX, CLOSES_IN),
     ),
     Variant(
         "above_threshold_no_query_noise",
@@ -266,16 +274,17 @@ def noisy_histogram(categories, k, epsilon, rng=None):
     Variant(
         "above_threshold_scales_swapped",
         # One query alone cannot tell 2/eps on the threshold and 4/eps on the query from the reverse;
-        # thirty queries compared with one threshold can.
+        # ten queries compared with one threshold can (the scales test), and so can thirty (drawn once).
         {"above_threshold_solution": above_threshold_with("rng.laplace(0.0, 4.0 / epsilon)", "rng.laplace(0.0, 2.0 / epsilon)")},
-        zero=(DRAWN_ONCE,),
-        full=(FIRST_INDEX, SCALES),
+        zero=(SCALES, DRAWN_ONCE),
+        full=(FIRST_INDEX,),
     ),
     Variant(
         "numpy_scalars_and_lists",
         {
             "sequential_epsilon_solution": "def sequential_epsilon(epsilons):\n    return np.sum(epsilons)",
-            "parallel_epsilon_solution": "def parallel_epsilon(epsilons):\n    return np.max(epsilons)",
+            "parallel_epsilon_solution": "def parallel_epsilon(epsilons):\n"
+                                         "    return np.max(np.append(np.asarray(epsilons, dtype=float), 0.0))",
             "histogram_sensitivity_solution": '''def histogram_sensitivity(neighbours):
     sensitivities = {"add_remove": np.int64(1), "substitute": np.float64(2)}
     if neighbours not in sensitivities:
