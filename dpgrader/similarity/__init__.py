@@ -47,8 +47,8 @@ compared: everybody writes the same line. :func:`minimum_sizes` lists each exerc
 (each holds at least :data:`BUILT_ON` of its fingerprints) are compared only on what each
 *added* to it, and only when they share at least :data:`CLASSMATE_EVIDENCE` fingerprints of
 their own (on a short exercise independent answers converge on the same small change: the
-honest students of ``make demo`` share up to 15; a copy shares 3 to 64 per exercise, and
-every copier of the demo class is still flagged, which ``tests/test_similarity.py`` checks). Each copy of the reference itself is reported as such; two cells no closer
+honest students of ``make demo`` share up to 16; every copier of a classmate shares at
+least 26 on some exercise of each assignment, which ``tests/test_similarity.py`` checks). Each copy of the reference itself is reported as such; two cells no closer
 to each other than to the reference are not reported either. Two copies of the same dplib
 function are each reported as copying dplib, not as a pair.
 
