@@ -40,6 +40,26 @@ def test_sequential_adds_and_parallel_takes_the_largest():
     assert sequential_epsilon([]) == parallel_epsilon([]) == 0.0
 
 
+def test_parallel_composition_is_the_largest_under_add_remove_and_the_two_largest_under_substitution():
+    """The claim of parallel_epsilon's docstring, on Laplace counts of three disjoint parts (scales 1 / epsilon_i).
+
+    The privacy loss of an output y between D and D' is sum_i epsilon_i (|y_i - f(D')_i| - |y_i - f(D)_i|); its
+    largest value over y is sum_i epsilon_i |f(D)_i - f(D')_i|. Removing a person changes one count; substituting
+    one moves a person from one part to another, and the worst move is between the two parts with the largest epsilons.
+    """
+    epsilons = np.array([0.5, 0.25, 1.0])
+
+    def worst_loss(change):
+        return float(np.sum(epsilons * np.abs(change)))
+
+    removals = [np.eye(3)[i] for i in range(3)]
+    moves = [np.eye(3)[i] - np.eye(3)[j] for i in range(3) for j in range(3) if i != j]
+    assert max(worst_loss(c) for c in removals) == parallel_epsilon(epsilons) == 1.0
+    assert max(worst_loss(c) for c in moves) == 1.5 == sum(sorted(epsilons)[-2:])
+    # the histogram is the case of equal epsilons: under substitution its L1 sensitivity is 2
+    assert max(float(np.abs(c).sum()) for c in moves) == histogram_sensitivity("substitute")
+
+
 def test_sequential_epsilon_sums_without_rounding_drift():
     assert sequential_epsilon([0.1] * 10) == 1.0  # plain sum() gives 0.9999999999999999
 
