@@ -16,6 +16,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+import dplib
 from dpgrader import sandbox
 from dpgrader.course import REPO_ROOT
 from dpgrader.outcomes import Status, take_notes
@@ -31,6 +32,12 @@ PROBES = {
                  "        kids.append(subprocess.Popen(['sleep', '4245']))\nexcept OSError:\n    print('fork refused')\n"
                  "print(len(kids))",
     "environment": "import os\nprint(sorted(k for k in os.environ if k.startswith(('JPY', 'DPLIB', 'PYTEST'))))",
+    # run by root, a sandbox that kept its capabilities could make the course's packages writable
+    "remount": "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+               "code = libc.mount(None, {package!r}.encode(), None, 32 | 4096, None)  # MS_REMOUNT | MS_BIND, rw\n"
+               "try:\n    open({package!r} + '/escaped.txt', 'w').write('x')\n    print('wrote')\n"
+               "except OSError as e:\n    print('refused', code, e.errno)\n"
+               "print([line.split()[1] for line in open('/proc/self/status') if line.startswith('CapEff')])",
     "fill_folder": "written = 0\ntry:\n    for n in range(400):\n        open('part%d.bin' % n, 'wb').write(b'x' * 2**20)\n"
                    "        written += 1\nexcept OSError as e:\n    print('ENOSPC', e.errno, written)",
 }
@@ -41,7 +48,9 @@ def probed(tmp_path_factory):
     if sandbox.bwrap_problem():
         pytest.fail(f"the grading sandbox cannot run here: {sandbox.bwrap_problem()}")
     work = tmp_path_factory.mktemp("work")
-    cells = [nbformat.v4.new_code_cell(code.format(repo=str(REPO_ROOT / "source"), home=str(Path.home())))
+    package = str(Path(dplib.__file__).resolve().parent)
+    cells = [nbformat.v4.new_code_cell(code.format(repo=str(REPO_ROOT / "source"), home=str(Path.home()),
+                                                   package=package))
              for code in PROBES.values()]
     notebook = nbformat.v4.new_notebook(cells=cells)
     take_notes()
@@ -67,6 +76,14 @@ def test_the_kernel_sees_only_its_folder_and_the_libraries(probed):
     assert said["writes"].strip() == "ok" and not (work / "mine.txt").exists()  # written to its own tmpfs only
     assert "no network" in said["network"]
     assert said["environment"].strip() == "[]"
+
+
+@pytest.mark.pipeline
+def test_the_kernel_has_no_capabilities_and_cannot_make_the_packages_writable(probed):
+    said, _, _ = probed
+    refused, capabilities = said["remount"].splitlines()
+    assert refused.startswith("refused ") and capabilities == "['0000000000000000']"
+    assert not (Path(dplib.__file__).resolve().parent / "escaped.txt").exists()
 
 
 @pytest.mark.pipeline

@@ -15,7 +15,8 @@ size-limited tmpfs, one at its working folder (empty: the notebook reaches the k
 not as a file) and one at ``/tmp``; what it writes never reaches the grader's disk. Not the
 course (``source/``, gradebooks, other submissions, feedback, ``nbgrader_config.py``),
 not ``$HOME``, not the grader's processes (PID namespace) or their file descriptors.
-No network (network namespace): the kernel talks to nbgrader over ZeroMQ ``ipc``
+No capabilities (``--cap-drop ALL``: run by root, bwrap would otherwise keep them, and a kernel could remount
+its read-only binds writable). No network (network namespace): the kernel talks to nbgrader over ZeroMQ ``ipc``
 sockets in a private folder the grader creates with :func:`tempfile.mkdtemp`.
 
 Limits (:class:`SandboxedKernelManager` traits, set in ``nbgrader_config.py``): bytes and files
