@@ -73,10 +73,10 @@ class KernelCgroup:
                     pass
         return bases
 
-    def enter(self) -> None:
-        """Move the calling process into the cgroup (called in the child, before ``exec``)."""
+    def enter(self, pid: int | None = None) -> None:
+        """Move process ``pid`` into the cgroup (default: the calling one, a child before ``exec``)."""
         for folder in dict.fromkeys(f for f in (self.memory, self.pids, self.cpu) if f is not None):
-            (folder / "cgroup.procs").write_text(str(os.getpid()))
+            (folder / "cgroup.procs").write_text(str(pid or os.getpid()))
 
     def breaches(self) -> list[tuple[Status, str]]:
         """The limits that were hit, as notes."""

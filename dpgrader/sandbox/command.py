@@ -157,7 +157,8 @@ def _font_cache() -> Path | None:
     return folder
 
 
-def bwrap_command(kernel_cmd: list[str], workdir: Path, channel_dir: Path, work_bytes: int = 256 * MiB) -> list[str]:
+def bwrap_command(kernel_cmd: list[str], workdir: Path | str, channel_dir: Path | None,
+                  work_bytes: int = 256 * MiB, keep_capabilities: tuple[str, ...] = ()) -> list[str]:
     """``bwrap <options> -- <kernel_cmd>``: the kernel sees only what it needs (see :mod:`dpgrader.sandbox`).
 
     Parameters
@@ -168,14 +169,22 @@ def bwrap_command(kernel_cmd: list[str], workdir: Path, channel_dir: Path, work_
         The kernel's working folder (where nbgrader runs the submission). Inside the sandbox it is
         an empty private tmpfs of ``work_bytes`` bytes, like ``/tmp``: the kernel writes nothing
         to the grader's disk, and what it writes is gone when it ends.
-    channel_dir : Path
-        The grader-created private folder of the connection file and the ``ipc`` sockets.
+    channel_dir : Path or None
+        The grader-created private folder of the connection file and the ``ipc`` sockets (None for
+        the zygote of :mod:`dpgrader.sandbox.zygote`, which talks over an inherited socket).
+    keep_capabilities : tuple of str
+        Capabilities kept when bwrap runs as root (every other one is dropped). The zygote keeps
+        ``CAP_SYS_ADMIN`` to give each kernel it forks namespaces and mounts of its own; the
+        kernels themselves drop every capability.
     """
     size = ["--size", str(int(work_bytes))]
     # --cap-drop ALL: run by root, bwrap keeps every capability inside the sandbox's user namespace,
     # enough to remount a read-only bind (the course's packages) writable and change the next grade.
-    args = ["bwrap", "--unshare-all", "--die-with-parent", "--cap-drop", "ALL",
-            "--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/tmp"]
+    args = ["bwrap", "--unshare-all", "--die-with-parent", "--cap-drop", "ALL"]
+    if os.geteuid() == 0:
+        for capability in keep_capabilities:
+            args += ["--cap-add", capability]
+    args += ["--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/tmp"]
     for top in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         path = Path("/") / top
         if path.is_symlink():
@@ -195,13 +204,16 @@ def bwrap_command(kernel_cmd: list[str], workdir: Path, channel_dir: Path, work_
             args += ["--ro-bind", str(path), str(path)]
     if Path(sys.prefix) != Path(sys.prefix).resolve():
         args += ["--symlink", str(Path(sys.prefix).resolve()), str(sys.prefix)]
-    args += ["--bind", str(channel_dir), str(channel_dir), *size, "--tmpfs", str(workdir)]
+    if channel_dir is not None:
+        args += ["--bind", str(channel_dir), str(channel_dir)]
+    args += [*size, "--tmpfs", str(workdir)]
     args += ["--dir", KERNEL_ENV["HOME"], "--dir", KERNEL_ENV["MPLCONFIGDIR"]]
     cache = _font_cache()
     if cache is not None:
         for item in cache.glob("fontlist-*.json"):
             args += ["--ro-bind", str(item), f"{KERNEL_ENV['MPLCONFIGDIR']}/{item.name}"]
-    args += ["--chdir", str(workdir), "--clearenv"]
+    # the sandbox's root (a tmpfs of bwrap's) read-only: written files go to the size-limited tmpfs only
+    args += ["--remount-ro", "/", "--chdir", str(workdir), "--clearenv"]
     path = os.pathsep.join([str(Path(sys.prefix) / "bin"), "/usr/local/bin", "/usr/bin", "/bin"])
     for key, value in {**KERNEL_ENV, "PATH": path}.items():
         args += ["--setenv", key, value]

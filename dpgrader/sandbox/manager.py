@@ -11,11 +11,12 @@ import tempfile
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Int
+from traitlets import Bool, Int
 
 from dpgrader.outcomes import Status, measure, note
 from dpgrader.sandbox.cgroup import KernelCgroup
 from dpgrader.sandbox.command import GiB, MiB, bwrap_command, require_sandbox
+from dpgrader.sandbox.zygote import KERNEL_IP, WORK_FOLDER, ForkedKernel, Zygote, ZygoteUnavailable
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -32,6 +33,8 @@ class SandboxedKernelManager(AsyncKernelManager):
     cpu_limit = Int(600, help="CPU seconds of the kernel process (per notebook).").tag(config=True)
     work_bytes = Int(256 * MiB, help="Bytes the kernel may write in its work folder (and, as much again, in /tmp).").tag(config=True)
     work_files = Int(2000, help="Files and folders the kernel may create in its work folder and /tmp together.").tag(config=True)
+    preforked = Bool(True, help="Fork each kernel from a sandboxed zygote that imported the course's libraries "
+                                "once (dpgrader.sandbox.zygote); False: start every kernel from scratch.").tag(config=True)
 
     _channel_dir: Path | None = None
     _workdir: Path | None = None
@@ -50,6 +53,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         if self.sandboxed:
             workdir = Path(kw.get("cwd") or os.getcwd()).resolve()
             self._workdir = workdir
+            self._python = kernel_cmd[0]
             kernel_cmd = bwrap_command(kernel_cmd, workdir, self._channel_dir, self.work_bytes)
             kw["env"] = {}  # bwrap --clearenv sets the kernel's environment
             kw["stdout"] = subprocess.DEVNULL  # ipykernel's banner, and whatever student code writes to fd 1
@@ -60,6 +64,29 @@ class SandboxedKernelManager(AsyncKernelManager):
             kw["env"] = env
         kw["preexec_fn"] = self._limit_child
         return kernel_cmd, kw
+
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
+        if self.sandboxed and self.preforked:
+            try:
+                self._launch_forked()
+                return
+            except ZygoteUnavailable as error:
+                self.log.warning("Starting the kernel from scratch: %s", error)
+        await super()._async_launch_kernel(kernel_cmd, **kw)
+
+    def _launch_forked(self) -> None:
+        """A kernel forked by the zygote: its sockets in its own ``/tmp``, reached through ``/proc/<pid>/root``."""
+        connection = dict(self.get_connection_info())
+        connection.update(key=connection["key"].decode(), ip=KERNEL_IP)
+        limits = {"file_size": self.file_size_limit, "cpu": self.cpu_limit, "address_space": None}
+        if self._cgroup is None or self._cgroup.memory is None:
+            limits["address_space"] = self.memory_limit + 2 * GiB
+        process = Zygote.for_python(self._python).spawn(connection, limits, self.work_bytes, self._cgroup)
+        provisioner = self.provisioner
+        provisioner.process, provisioner.pid, provisioner.pgid = process, process.pid, None
+        self._reconcile_connection_info(provisioner.connection_info)
+        self.ip = f"/proc/{process.pid}/root{KERNEL_IP}"
+        self._workdir = Path(WORK_FOLDER)
 
     def _limit_child(self) -> None:
         """In the kernel's process, before ``exec``: rlimits, and into the kernel's cgroup."""
@@ -129,6 +156,8 @@ class SandboxedKernelManager(AsyncKernelManager):
         import psutil
 
         process = getattr(self.provisioner, "process", None) if self.provisioner else None
+        if isinstance(process, ForkedKernel):
+            return f"/proc/{process.pid}/root"
         try:
             inside = psutil.Process(process.pid).children(recursive=True) if process else []
         except psutil.NoSuchProcess:
