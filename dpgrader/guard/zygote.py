@@ -15,7 +15,8 @@ code, and for every notebook forks a child that becomes a kernel on its own:
    at ``/dev/shm``. Nothing written by one notebook is seen by the next.
 4. **The kernel.** A second fork, PID 1 of the new PID namespace, mounts a procfs of that
    namespace (its system parts read-only, as bubblewrap has them: no other process can be
-   seen), drops every capability (the zygote keeps ``CAP_SYS_ADMIN`` for the mounts) and forks
+   seen), drops every capability (the zygote keeps ``CAP_SYS_ADMIN`` for the mounts and
+   ``CAP_SETPCAP`` to empty the bounding set) and forks
    the kernel, which sends its PID to the grader, waits for the grader to take it, closes
    the socket and runs ``ipykernel`` on its connection file. When the kernel ends, PID 1 exits
    as it did and everything the kernel started ends with the namespace.
@@ -28,6 +29,7 @@ both die with their parent (``PR_SET_PDEATHSIG``).
 from __future__ import annotations
 
 import ctypes
+import errno
 import importlib
 import json
 import os
@@ -142,7 +144,9 @@ def _drop_capabilities() -> None:
     """Empty the bounding set and the permitted, effective and inheritable sets (``capset``, version 3)."""
     for capability in range(64):
         if _libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
-            break  # past the last capability this kernel knows
+            if ctypes.get_errno() == errno.EINVAL:
+                break  # past the last capability this kernel knows
+            _check(-1, f"dropping capability {capability} from the bounding set")
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)
     data = (ctypes.c_uint32 * 6)()
     _check(_libc.capset(header, data), "capset")

@@ -174,8 +174,8 @@ def bwrap_command(kernel_cmd: list[str], workdir: Path | str, channel_dir: Path 
         the zygote of :mod:`dpgrader.sandbox.zygote`, which talks over an inherited socket).
     keep_capabilities : tuple of str
         Capabilities kept when bwrap runs as root (every other one is dropped). The zygote keeps
-        ``CAP_SYS_ADMIN`` to give each kernel it forks namespaces and mounts of its own; the
-        kernels themselves drop every capability.
+        ``CAP_SYS_ADMIN`` to give each kernel it forks namespaces and mounts of its own, and
+        ``CAP_SETPCAP`` to empty their bounding set; the kernels themselves drop every capability.
     """
     size = ["--size", str(int(work_bytes))]
     # --cap-drop ALL: run by root, bwrap keeps every capability inside the sandbox's user namespace,

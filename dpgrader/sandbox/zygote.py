@@ -127,7 +127,7 @@ class Zygote:
         self.cgroup = KernelCgroup(2 * GiB, 256)  # CPU accounting of the imports; the forks move on at once
         command = bwrap_command([self.python, "-m", "dpgrader.guard.zygote", str(theirs.fileno())],
                                 workdir=WORK_FOLDER, channel_dir=None, work_bytes=MiB,
-                                keep_capabilities=("CAP_SYS_ADMIN",))
+                                keep_capabilities=("CAP_SYS_ADMIN", "CAP_SETPCAP"))
         try:
             self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()], env={}, stdin=subprocess.DEVNULL,
                                             stdout=subprocess.DEVNULL, preexec_fn=self.cgroup.enter)
