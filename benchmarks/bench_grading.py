@@ -10,7 +10,8 @@ What is counted, per submission notebook:
 
 - **grading CPU**: this process and every process it waited for (the workers, and unsandboxed
   kernels), plus the sandboxed kernels' CPU read from each kernel's own cgroup (``cpuacct``; a
-  sandboxed kernel is reaped inside its PID namespace, so no ``rusage`` sees it). Worker start-up
+  sandboxed kernel is reaped inside its PID namespace, so no ``rusage`` sees it), and that of the
+  zygotes they are forked from (their imports and forks, from the zygote's own cgroup). Worker start-up
   and the pre-flight (each assignment's reference graded once first) are included: they are part
   of what grading a class costs.
 - **cells CPU**: the same notebooks run top to bottom in a plain kernel, counting the kernel's

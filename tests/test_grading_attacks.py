@@ -422,7 +422,8 @@ def test_plain_nbgrader_autograde_is_sandboxed_too(tmp_path):
     folder.mkdir(parents=True)
     nbformat.write(notebook, str(folder / SOURCE.name))
     source_before = _stat_digest(course.root / "source")
-    course.autograde(ASSIGNMENT)
+    log = course.autograde(ASSIGNMENT).stderr
+    assert "Started the grading zygote" in log and "from scratch" not in log  # the kernel was forked
     assert _score(course, "mallory") == 0.0
     assert _stat_digest(course.root / "source") == source_before
     graded = nbformat.read(str(course.root / "autograded" / "mallory" / ASSIGNMENT / SOURCE.name), as_version=4)

@@ -81,7 +81,9 @@ class SandboxedKernelManager(AsyncKernelManager):
         limits = {"file_size": self.file_size_limit, "cpu": self.cpu_limit, "address_space": None}
         if self._cgroup is None or self._cgroup.memory is None:
             limits["address_space"] = self.memory_limit + 2 * GiB
-        process = Zygote.for_python(self._python).spawn(connection, limits, self.work_bytes, self._cgroup)
+        zygote = Zygote.for_python(self._python, self.log)
+        process = zygote.spawn(connection, limits, self.work_bytes, self._cgroup)
+        measure("kernel_cpu", zygote.take_cpu_seconds())  # the imports (first kernel), then a fork
         provisioner = self.provisioner
         provisioner.process, provisioner.pid, provisioner.pgid = process, process.pid, None
         self._reconcile_connection_info(provisioner.connection_info)

@@ -100,10 +100,11 @@ class Zygote:
         self.process: subprocess.Popen | None = None
         self.cgroup: KernelCgroup | None = None
         self._control: socket.socket | None = None
+        self._cpu_taken = 0.0
 
     @classmethod
-    def for_python(cls, python: str) -> "Zygote":
-        """The running zygote for ``python``, started now if there is none (or it died)."""
+    def for_python(cls, python: str, log=None) -> "Zygote":
+        """The running zygote for ``python``, started now if there is none (or it died; ``log`` says so)."""
         with cls._lock:
             zygote = cls._running.get(python)
             if zygote is None or not zygote.alive():
@@ -111,6 +112,8 @@ class Zygote:
                     zygote.stop()
                 zygote = cls._running[python] = cls(python)
                 zygote.start()
+                if log is not None:
+                    log.info("Started the grading zygote (pid %d): kernels are forked from it", zygote.process.pid)
             return zygote
 
     @classmethod
@@ -143,9 +146,14 @@ class Zygote:
             raise ZygoteUnavailable("the zygote did not get ready (it could not import the course's packages?)")
         self._control = mine
 
-    def cpu_seconds(self) -> float | None:
-        """CPU seconds of the zygote (its imports; not the kernels', counted in their own cgroups)."""
-        return self.cgroup.cpu_seconds() if self.cgroup is not None else None
+    def take_cpu_seconds(self) -> float:
+        """CPU seconds the zygote used since the last call: its imports, then its forks.
+
+        The kernels' own CPU is counted in their cgroups, not here. 0 without CPU accounting.
+        """
+        used = (self.cgroup.cpu_seconds() if self.cgroup is not None else None) or 0.0
+        taken, self._cpu_taken = used - self._cpu_taken, used
+        return taken
 
     def stop(self) -> None:
         if self._control is not None:
