@@ -28,11 +28,19 @@ root too). The PID namespace kills everything the kernel started when it ends, i
 nbgrader plug-ins (:mod:`dpgrader.preprocessors`). Each breach is noted with its
 :class:`~dpgrader.outcomes.Status`.
 
+Every kernel but the first is cheap: :mod:`.zygote` starts, once per grading process, a
+sandboxed Python (same command, same view) that imports ipykernel, numpy, pandas, scipy.stats,
+matplotlib and dplib and then only forks. Each fork takes new mount, PID, network, IPC and UTS
+namespaces, makes every inherited mount read-only, mounts fresh tmpfs at ``/tmp``, its work
+folder (``/notebook``) and ``/dev/shm`` and a procfs of its own, joins its cgroup, drops every
+capability and runs the kernel (see :mod:`dpgrader.guard.zygote`). Nothing of one notebook
+reaches the next; where the zygote cannot run, the kernel starts from scratch as above.
+
 Where bubblewrap cannot run, grading stops with :class:`SandboxUnavailable`, whose
 message names the fix. ``DPLIB_NO_SANDBOX=1`` (or ``--no-sandbox`` on the class
 grader) grades unsandboxed anyway, with a warning.
 The package holds :mod:`.command` (the ``bwrap`` command, and whether it can run),
-:mod:`.cgroup` (the cgroup limits) and :mod:`.manager` (the kernel manager); the names
+:mod:`.cgroup` (the cgroup limits), :mod:`.zygote` (the forking of kernels) and :mod:`.manager` (the kernel manager); the names
 below are re-exported here, under the dotted names ``nbgrader_config.py`` uses.
 """
 
