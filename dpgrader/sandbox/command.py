@@ -173,7 +173,7 @@ def bwrap_command(kernel_cmd: list[str], workdir: Path | str, channel_dir: Path 
         The grader-created private folder of the connection file and the ``ipc`` sockets (None for
         the zygote of :mod:`dpgrader.sandbox.zygote`, which talks over an inherited socket).
     keep_capabilities : tuple of str
-        Capabilities kept when bwrap runs as root (every other one is dropped). The zygote keeps
+        Capabilities kept in the sandbox's user namespace (every other one is dropped). The zygote keeps
         ``CAP_SYS_ADMIN`` to give each kernel it forks namespaces and mounts of its own, and
         ``CAP_SETPCAP`` to empty their bounding set; the kernels themselves drop every capability.
     """
@@ -181,9 +181,8 @@ def bwrap_command(kernel_cmd: list[str], workdir: Path | str, channel_dir: Path 
     # --cap-drop ALL: run by root, bwrap keeps every capability inside the sandbox's user namespace,
     # enough to remount a read-only bind (the course's packages) writable and change the next grade.
     args = ["bwrap", "--unshare-all", "--die-with-parent", "--cap-drop", "ALL"]
-    if os.geteuid() == 0:
-        for capability in keep_capabilities:
-            args += ["--cap-add", capability]
+    for capability in keep_capabilities:
+        args += ["--cap-add", capability]
     args += ["--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/tmp"]
     for top in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         path = Path("/") / top

@@ -9,7 +9,7 @@ scales. AboveThreshold's noise structure shows only over several queries compare
 so a fresh threshold per query and swapped scales lose both of its distribution tests.
 """
 
-from helpers.variants import Variant, autograded_tests
+from helpers.variants import Variant, autograded_tests, mocks_that_equal_everything
 
 ASSIGNMENT = "07_composition"
 SEQUENTIAL = "test_sequential_epsilon_adds_up"
@@ -303,19 +303,11 @@ def noisy_histogram(categories, k, epsilon, rng=None):
         },
         full=ALL_TESTS,
     ),
-    Variant(
-        "mocks_that_equal_everything",
-        {
-            **{
-                name: f"from unittest import mock\n\ndef {function}(*args, **kwargs):\n"
-                      "    return mock.MagicMock(**{'__eq__.return_value': True, '__ne__.return_value': True})"
-                for name, function in [
-                    ("sequential_epsilon_solution", "sequential_epsilon"), ("parallel_epsilon_solution", "parallel_epsilon"),
-                    ("histogram_sensitivity_solution", "histogram_sensitivity"),
-                    ("noisy_histogram_solution", "noisy_histogram"), ("averaging_attack_solution", "averaging_attack"),
-                    ("above_threshold_solution", "above_threshold"),
-                ]
-            },
+    mocks_that_equal_everything(
+        ["sequential_epsilon", "parallel_epsilon", "histogram_sensitivity", "noisy_histogram", "averaging_attack",
+         "above_threshold"],
+        {"__ne__": True},
+        also={
             "privacy_accountant_solution": '''from unittest import mock
 
 

@@ -1,6 +1,6 @@
 """08_approximate_dp: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
 
-from helpers.variants import Variant, autograded_tests
+from helpers.variants import Variant, autograded_tests, mocking_source, mocks_that_equal_everything
 
 ASSIGNMENT = "08_approximate_dp"
 ALL_TESTS = autograded_tests(ASSIGNMENT)
@@ -279,24 +279,11 @@ def zcdp_to_epsilon(rho, delta):
         },
         full=ALL_TESTS,
     ),
-    Variant(
-        "mocks_that_equal_everything",
-        {
-            **{
-                name: f"from unittest import mock\n\ndef {function}(*args, **kwargs):\n"
-                      "    return mock.MagicMock(**{'__eq__.return_value': True, '__lt__.return_value': True})"
-                for name, function in [
-                    ("gaussian_sigma_solution", "gaussian_sigma"), ("gaussian_mech_solution", "gaussian_mech"),
-                    ("l2_sensitivity_of_histogram_solution", "l2_sensitivity_of_histogram"),
-                    ("advanced_composition_epsilon_solution", "advanced_composition_epsilon"),
-                    ("advanced_composition_delta_solution", "advanced_composition_delta"),
-                    ("privatize_columns_solution", "privatize_columns"), ("private_accuracy_solution", "private_accuracy"),
-                ]
-            },
-            "zcdp_solution": "from unittest import mock\n\n"
-                             "def zcdp_rho(*args):\n    return mock.MagicMock(**{'__eq__.return_value': True})\n\n\n"
-                             "def zcdp_to_epsilon(*args):\n    return mock.MagicMock(**{'__eq__.return_value': True})",
-        },
+    mocks_that_equal_everything(
+        ["gaussian_sigma", "gaussian_mech", "l2_sensitivity_of_histogram", "advanced_composition_epsilon",
+         "advanced_composition_delta", "privatize_columns", "private_accuracy"],
+        {"__lt__": True},
+        also={"zcdp_solution": mocking_source(["zcdp_rho", "zcdp_to_epsilon"])},
         zero=ALL_TESTS,
     ),
     Variant(
