@@ -38,6 +38,7 @@ import signal
 import socket
 import struct
 import sys
+import threading
 import traceback
 
 # What every notebook's kernel would import: loaded once, shared copy-on-write by the forks.
@@ -257,6 +258,8 @@ def main(fd: int) -> None:
     control = socket.socket(fileno=fd)
     for name in PRELOADED:
         importlib.import_module(name)
+    if threading.active_count() != 1:  # a fork keeps only the thread that forks: the others' state would be lost
+        raise RuntimeError(f"the zygote's imports started threads: {threading.enumerate()}")
     control.sendall(b"ready")
     serve(control)
 
