@@ -51,10 +51,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         kernel_cmd, kw = await super()._async_pre_start_kernel(**kw)
         self._cgroup = KernelCgroup(self.memory_limit, self.process_limit) if self.sandboxed else None
         if self.sandboxed:
-            workdir = Path(kw.get("cwd") or os.getcwd()).resolve()
-            self._workdir = workdir
-            self._python = kernel_cmd[0]
-            kernel_cmd = bwrap_command(kernel_cmd, workdir, self._channel_dir, self.work_bytes)
+            self._workdir = Path(kw.get("cwd") or os.getcwd()).resolve()
             kw["env"] = {}  # bwrap --clearenv sets the kernel's environment
             kw["stdout"] = subprocess.DEVNULL  # ipykernel's banner, and whatever student code writes to fd 1
             kw["stdin"] = subprocess.DEVNULL  # no pipe of the grader's in the kernel's hands
@@ -66,23 +63,22 @@ class SandboxedKernelManager(AsyncKernelManager):
         return kernel_cmd, kw
 
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
-        if self.sandboxed and self.preforked:
-            try:
-                self._launch_forked()
-                return
-            except ZygoteUnavailable as error:
-                self.log.warning("Starting the kernel from scratch: %s", error)
+        if self.sandboxed:
+            if self.preforked:
+                try:
+                    self._launch_forked(python=kernel_cmd[0])
+                    return
+                except ZygoteUnavailable as error:
+                    self.log.warning("Starting the kernel from scratch: %s", error)
+            kernel_cmd = bwrap_command(kernel_cmd, self._workdir, self._channel_dir, self.work_bytes)
         await super()._async_launch_kernel(kernel_cmd, **kw)
 
-    def _launch_forked(self) -> None:
+    def _launch_forked(self, python: str) -> None:
         """A kernel forked by the zygote: its sockets in its own ``/tmp``, reached through ``/proc/<pid>/root``."""
         connection = dict(self.get_connection_info())
         connection.update(key=connection["key"].decode(), ip=KERNEL_IP)
-        limits = {"file_size": self.file_size_limit, "cpu": self.cpu_limit, "address_space": None}
-        if self._cgroup is None or self._cgroup.memory is None:
-            limits["address_space"] = self.memory_limit + 2 * GiB
-        zygote = Zygote.for_python(self._python, self.log)
-        process = zygote.spawn(connection, limits, self.work_bytes, self._cgroup)
+        zygote = Zygote.for_python(python, self.log)
+        process = zygote.spawn(connection, self._rlimits(), self.work_bytes, self._cgroup)
         measure("kernel_cpu", zygote.take_cpu_seconds())  # the imports (first kernel), then a fork
         provisioner = self.provisioner
         provisioner.process, provisioner.pid, provisioner.pgid = process, process.pid, None
@@ -90,14 +86,19 @@ class SandboxedKernelManager(AsyncKernelManager):
         self.ip = f"/proc/{process.pid}/root{KERNEL_IP}"
         self._workdir = Path(WORK_FOLDER)
 
-    def _limit_child(self) -> None:
-        """In the kernel's process, before ``exec``: rlimits, and into the kernel's cgroup."""
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_size_limit, self.file_size_limit))
-        resource.setrlimit(resource.RLIMIT_CPU, (self.cpu_limit, self.cpu_limit + 5))
+    def _rlimits(self) -> dict[str, tuple[int, int]]:
+        """The kernel's rlimits (soft, hard) by ``resource`` name; address space only without a memory cgroup."""
+        limits = {"RLIMIT_CORE": (0, 0), "RLIMIT_FSIZE": (self.file_size_limit, self.file_size_limit),
+                  "RLIMIT_CPU": (self.cpu_limit, self.cpu_limit + 5)}
         if self._cgroup is None or self._cgroup.memory is None:
             address_space = self.memory_limit + 2 * GiB  # virtual, not resident: leave room for mappings
-            resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+            limits["RLIMIT_AS"] = (address_space, address_space)
+        return limits
+
+    def _limit_child(self) -> None:
+        """In the kernel's process, before ``exec``: rlimits, and into the kernel's cgroup."""
+        for name, values in self._rlimits().items():
+            resource.setrlimit(getattr(resource, name), values)
         if self._cgroup is not None:
             self._cgroup.enter()
 

@@ -27,6 +27,7 @@ from dpgrader.guard.zygote import KERNEL_FOLDER, STATUS, WORK_FOLDER
 from dpgrader.sandbox.cgroup import KernelCgroup
 from dpgrader.sandbox.command import GiB, MiB, bwrap_command
 
+KERNEL_IP = f"{KERNEL_FOLDER}/zmq"  # the kernel's ipc sockets, inside its sandbox
 START_SECONDS = 120.0  # importing numpy, pandas, scipy.stats, matplotlib and dplib, on a loaded machine
 FORK_SECONDS = 30.0
 _CREDENTIALS = struct.Struct("=iII")  # struct ucred: pid, uid, gid
@@ -173,6 +174,9 @@ class Zygote:
     def spawn(self, connection: dict, limits: dict, work_bytes: int, cgroup: KernelCgroup | None) -> ForkedKernel:
         """Fork a kernel for ``connection`` (its connection information, ``ip`` inside the sandbox).
 
+        ``limits`` are its rlimits by ``resource`` name, ``work_bytes`` the size of each of its tmpfs,
+        ``cgroup`` the cgroup it is moved into before it takes its namespaces.
+
         Raises
         ------
         ZygoteUnavailable
@@ -212,5 +216,4 @@ def _sender(channel: socket.socket, expected: bytes) -> int:
 
 atexit.register(Zygote.stop_all)
 
-KERNEL_IP = f"{KERNEL_FOLDER}/zmq"
 __all__ = ["ForkedKernel", "KERNEL_IP", "WORK_FOLDER", "Zygote", "ZygoteUnavailable"]
