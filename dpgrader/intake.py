@@ -8,14 +8,73 @@ grader, which reads with its own rights, read something the student cannot: ``da
 the first such entry; the class grader refuses the submission. :func:`copy_for_grading` copies
 what nbgrader needs (the notebooks and nbgrader's ``timestamp.txt``) and nothing else, again
 without following links, so even a link made after the check never reaches the kernel.
+
+:func:`read_notebook` is the one way a submitted notebook is read, by the grader's intake, the
+review and the copy detection alike: as nbgrader reads it for grading (``nbformat.read(...,
+as_version=4)``), so what they judge is what is graded.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
+import warnings
 from pathlib import Path
+
+class UnreadableNotebook(ValueError):
+    """A file (or object) that is not a notebook nbformat can read; the message says why, in one line."""
+
+
+def read_notebook(notebook):
+    """A submitted notebook as nbgrader grades it: nbformat's own reading, upgraded to format 4.
+
+    Parameters
+    ----------
+    notebook : str, Path, dict or nbformat.NotebookNode
+        A notebook file, or a notebook already parsed from JSON (of any nbformat version).
+
+    Returns
+    -------
+    nbformat.NotebookNode
+        The notebook in format 4: ``nbformat.read(path, as_version=4)``, the call nbgrader's
+        converters make (through nbconvert's ``Exporter.from_filename``) before grading.
+
+    Raises
+    ------
+    UnreadableNotebook
+        If nbformat cannot read it (not JSON, not UTF-8, an unknown format, a conversion that
+        fails): the grader scores such a notebook 0 as ``unreadable``.
+
+    Notes
+    -----
+    Why upgrade older formats instead of refusing them: nbgrader grades a notebook of format 3
+    (or 1, 2) after this very upgrade, which merges its worksheets into one list of cells and
+    keeps each cell's nbgrader metadata. Reading it the same way here means the review and the
+    copy detection judge exactly the cells that are graded, whatever the file's format says,
+    including a decoy top-level ``cells`` list that a format-3 file carries beside its
+    worksheets (the upgrade ignores it, as grading does), and an honest student whose tool saved
+    an old format is graded, not refused. Cell ids are nbformat's business too: missing ones
+    are added and duplicated ones renamed, as when nbgrader reads the file (nbformat warns about
+    them; those warnings are not the student's to see and are silenced here). A notebook that
+    fails nbformat's schema is returned as read (nbformat only logs the error), because that is
+    what nbgrader grades.
+    """
+    import nbformat
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if isinstance(notebook, (str, os.PathLike)):
+                return nbformat.read(os.fspath(notebook), as_version=4)
+            return nbformat.reads(json.dumps(notebook), as_version=4)
+    except OSError:
+        raise
+    except Exception as error:  # NotJSONError, NBFormatError, UnicodeDecodeError, a failed conversion ...
+        detail = str(error).splitlines()[0][:160] if str(error) else ""
+        raise UnreadableNotebook(f"{type(error).__name__}: {detail}" if detail else type(error).__name__) from error
+
 
 # The files of a submission that grading reads; the rest stays in submitted/ (nothing is lost).
 GRADED_FILES = ("*.ipynb", "timestamp.txt")

@@ -174,8 +174,10 @@ def test_dunder_access_is_flagged(code, words):
     ("F = float\nclass A(F):\n    pass", "subclasses builtins.float"),
     ("class A:\n    def __bool__(self):\n        return True", "defines __bool__"),
     ("class A:\n    def __float__(self):\n        return 0.0", "defines __float__"),
-    ("class A:\n    def __abs__(self):\n        return 0", "defines __abs__"),
-    ("class A:\n    def __lt__(self, other):\n        return True", "defines __lt__"),
+    ("class A:\n    def __hash__(self):\n        return 0", "defines __hash__"),
+    ("class A:\n    def __array__(self, dtype=None):\n        return np.zeros(3)", "defines __array__"),
+    ("class A:\n    def __getattr__(self, name):\n        return 0", "defines __getattr__"),
+    ("class A:\n    __class__ = property(lambda self: float)", "special method by assignment"),
     ("class A:\n    __eq__ = lambda self, other: True", "special method by assignment"),
 ])
 def test_fake_values_are_flagged(code, words):
@@ -337,9 +339,10 @@ def test_review_flags_fails_closed_but_leaves_unreadable_notebooks_to_the_grader
     for text in ("{not json", "[1, 2]", "\xff\xfe"):
         (tmp_path / "bad.ipynb").write_text(text, errors="surrogateescape")
         assert review_flags(tmp_path / "bad.ipynb", SOURCE) == ()
-    (tmp_path / "odd.ipynb").write_text('{"cells": 5}')  # JSON, but no notebook: the review cannot read it
-    monkeypatch.undo()
-    assert review_flags(tmp_path / "odd.ipynb", SOURCE)[0].startswith("review: could not finish (TypeError")
+    # JSON but not a notebook nbformat (and so nbgrader) can read: graded as unreadable, not reviewed
+    for text in ('{"cells": 5}', '{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": 5}'):
+        (tmp_path / "odd.ipynb").write_text(text)
+        assert review_flags(tmp_path / "odd.ipynb", SOURCE) == ()
 
 
 @pytest.mark.parametrize("code", [

@@ -16,8 +16,12 @@ a specific reason:
   the IPython shell (``get_ipython``, ``In``/``Out``, magics and ``!`` commands but the harmless
   ones of :mod:`.magics`: ``%matplotlib inline``, ``%timeit`` (whose code is reviewed), ``!pip list``, ...);
 - **dunder access**: ``__code__``, ``__kwdefaults__``, ``__globals__``, ``__class__``, ...;
-- **fake values**: classes that subclass a number or array type, or define
-  comparisons and conversions (``__eq__``, ``__bool__``, ``__float__``, ...); ``unittest.mock``;
+- **fake values**: classes that subclass a number or array type, or define what a
+  test asks an object directly: equality and hashing, truth, conversions to numbers and arrays,
+  its type or any attribute (``__eq__``, ``__hash__``, ``__bool__``, ``__float__``, ``__array__``,
+  ``__getattr__``, ..., :data:`~dpgrader.review.rules.FAKE_VALUE_METHODS`); not what honest helper classes
+  define (``__len__``, ``__contains__``, ``__iter__``, ordering for sorting, ``__repr__``), which no
+  check calls on a student's object; ``unittest.mock``;
   special methods passed by keyword (``SimpleNamespace(__eq__=...)``), set with ``setattr``
   or assignment, or put in a ``type(...)`` namespace; ``numbers.Real.register``;
 - **file writes**: ``open(..., "w")``, ``Path.write_text``, ``np.save``, ``to_csv``, ``shutil``;

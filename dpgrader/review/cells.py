@@ -4,15 +4,16 @@
 from __future__ import annotations
 
 import ast
-import json
-from pathlib import Path
+
+from dpgrader.intake import read_notebook
 
 
 def _read(notebook) -> dict:
-    """A notebook as a plain dict (from an nbformat node, a dict or a path)."""
-    if isinstance(notebook, (str, Path)):
-        return json.loads(Path(notebook).read_text(errors="replace"))
-    return notebook
+    """The notebook as nbgrader grades it (:func:`dpgrader.intake.read_notebook`), from a path, a dict or a node.
+
+    Raises :class:`~dpgrader.intake.UnreadableNotebook` (a ``ValueError``) if nbformat cannot read it.
+    """
+    return read_notebook(notebook)
 
 
 def _source(cell: dict) -> str:

@@ -21,9 +21,10 @@ from dpgrader.review.cells import _parse
 from dpgrader.review.checks import _Checker
 from dpgrader.review.rules import (
     ABSTRACT_PACKAGES,
+    DEFERRED_METHODS,
     DUNDER_REASONS,
     DYNAMIC_BUILTINS,
-    LYING_METHODS,
+    FAKE_VALUE_METHODS,
     MODULES,
     PATH_WRITE_METHODS,
     SENSITIVE_STRINGS,
@@ -177,7 +178,7 @@ class _Reviewer(_Checker):
                     self.check_delegation(leaf, leaf.id, self.resolve(value))
             elif isinstance(leaf, ast.Attribute):
                 self.check_dunder(leaf, leaf.attr)
-                if leaf.attr in LYING_METHODS:
+                if leaf.attr in FAKE_VALUE_METHODS:
                     self.flag(leaf, "fake value", f"sets the special method {leaf.attr} of an existing object or "
                                                   "class: it can compare equal to, or convert to, whatever a test expects")
                 owner = self.resolve(leaf.value)
@@ -226,11 +227,13 @@ class _Reviewer(_Checker):
             self.flag(node, "dynamic code", f"class {node.name} sets {keyword.arg}= (a metaclass can rewrite the class)")
             yield keyword.value
         for statement in node.body:
-            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name in LYING_METHODS:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name in FAKE_VALUE_METHODS:
                 self.flag(statement, "fake value", f"class {node.name} defines {statement.name}: an object can "
                                                    "compare equal to, or convert to, whatever a test expects")
+            elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name in DEFERRED_METHODS:
+                self.flag(statement, "dynamic code", f"class {node.name} {DEFERRED_METHODS[statement.name]}")
             elif isinstance(statement, ast.Assign) and any(
-                    isinstance(t, ast.Name) and t.id in LYING_METHODS for t in statement.targets):
+                    isinstance(t, ast.Name) and t.id in FAKE_VALUE_METHODS for t in statement.targets):
                 self.flag(statement, "fake value", f"class {node.name} sets a special method by assignment")
         self.aliases.pop(node.name, None)
         yield from node.decorator_list
@@ -292,7 +295,7 @@ class _Reviewer(_Checker):
             if len(node.args) >= 2 and isinstance(arguments[1], str):
                 attribute = arguments[1]
                 self.check_dunder(node, attribute)
-                if name == "setattr" and attribute in LYING_METHODS:
+                if name == "setattr" and attribute in FAKE_VALUE_METHODS:
                     self.flag(node, "fake value", f"sets the special method {attribute} with setattr: an object can "
                                                   "compare equal to, or convert to, whatever a test expects")
                 owner = self.resolve(node.args[0])
@@ -331,7 +334,7 @@ class _Reviewer(_Checker):
     def lying_keys(self, mapping: ast.Dict) -> list[str]:
         """The special methods (``__eq__``, ``__bool__``, ...) a dict literal names as keys."""
         keys = [self.constant(key) for key in mapping.keys if key is not None]
-        return [key for key in keys if isinstance(key, str) and key in LYING_METHODS]
+        return [key for key in keys if isinstance(key, str) and key in FAKE_VALUE_METHODS]
 
     def check_fake_keywords(self, node: ast.Call, function: str | None) -> None:
         """``SimpleNamespace(__eq__=...)``, ``Mock(**{"__bool__": ...})``: special methods passed by keyword."""
@@ -340,7 +343,7 @@ class _Reviewer(_Checker):
             names = [keyword.arg] if keyword.arg else (
                 self.lying_keys(keyword.value) if isinstance(keyword.value, ast.Dict) else [])
             for name in names:
-                if name in LYING_METHODS:
+                if name in FAKE_VALUE_METHODS:
                     self.flag(node, "fake value", f"passes {name} as a keyword argument of {callee}: the object made "
                                                   "can compare equal to, or convert to, whatever a test expects")
 

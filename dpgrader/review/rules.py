@@ -1,7 +1,7 @@
 """What the review flags, and why: the modules, attributes and names worth a person's look.
 
 Tables only (no code runs here): modules whose every use is flagged (:data:`MODULES`), what of
-``sys`` and ``os`` is harmless, dunder attributes, methods that let an object lie to a test,
+``sys`` and ``os`` is harmless, dunder attributes, methods that let an object fake a value in a test,
 file writers, test helper names, and :class:`Flag`, the result of the review.
 """
 
@@ -125,13 +125,35 @@ DUNDER_REASONS = {
     "__loader__": "reaches a module's loader (__loader__)",
     "__spec__": "reaches a module's import spec (__spec__)",
 }
-#: Methods that make an object lie about its value when a test compares or converts it.
-LYING_METHODS = {
-    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__float__", "__int__",
-    "__index__", "__complex__", "__abs__", "__round__", "__hash__", "__contains__", "__len__", "__array__",
-    "__array_ufunc__", "__array_function__", "__array_priority__", "__sub__", "__rsub__", "__neg__",
-    "__instancecheck__", "__subclasscheck__", "__getattr__", "__getattribute__", "__del__",
-}
+#: Special methods through which an object can fake a value: the ways a test asks an object what it is.
+#:
+#: Every check of :mod:`dplib.testing` first copies a value by its *exact* type into a plain float, bool,
+#: array or DataFrame (:mod:`dplib.testing.values`), so an instance of a student's class never reaches a
+#: comparison inside a check; the tests' own assertions compare only such plain copies with ``<`` or
+#: ``len`` (``low, high = check_array(...)`` then ``assert low < high``). What a test still asks an
+#: object directly, before or beside a check, is whether it *equals* something (``one in (0, 1)``,
+#: ``set(noisy) == set(wanted)``: ``__eq__``, ``__ne__``, ``__hash__``), whether it is *true*
+#: (``assert x``: ``__bool__``), what *number or array* it is (``float(table.sum())``,
+#: ``np.asarray(private["id"])``, ``range(5)``: the conversions and numpy's array protocols), what *type*
+#: it is (``__instancecheck__``, ``__subclasscheck__``, a ``__class__`` property) and what its *attributes* are (``possible.dtype``:
+#: ``__getattr__``, ``__getattribute__`` answer any). A class defining one of these is flagged.
+FAKE_VALUE_METHODS = frozenset({
+    "__eq__", "__ne__", "__hash__", "__bool__",
+    "__float__", "__int__", "__index__", "__complex__", "__round__", "__trunc__", "__floor__", "__ceil__",
+    "__array__", "__array_ufunc__", "__array_function__", "__array_priority__", "__array_interface__",
+    "__array_struct__", "__array_wrap__", "__array_namespace__", "__dlpack__",
+    "__instancecheck__", "__subclasscheck__", "__class__", "__getattr__", "__getattribute__",
+})
+#: Special methods an honest helper class defines, never flagged: sizes, membership, iteration, ordering
+#: for sorting, arithmetic and text (``__len__``, ``__contains__``, ``__iter__``, ``__lt__``, ``__repr__``).
+#: A check never calls them on a student's object (see :data:`FAKE_VALUE_METHODS`).
+HONEST_METHODS = frozenset({
+    "__len__", "__contains__", "__iter__", "__next__", "__getitem__", "__lt__", "__le__", "__gt__", "__ge__",
+    "__abs__", "__neg__", "__pos__", "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+    "__truediv__", "__rtruediv__", "__repr__", "__str__", "__format__", "__enter__", "__exit__",
+})
+#: Special methods that run code out of the cell's order: when an object is collected, between the cells.
+DEFERRED_METHODS = {"__del__": "runs code when an object is collected (__del__): after the guard has checked"}
 #: Modules that build fake values: a mock compares equal to, converts to and answers whatever it is told.
 FAKE_VALUE_MODULES = {
     "unittest.mock": "uses unittest.mock (Mock, MagicMock, patch): a mock can be told to compare equal to, "
