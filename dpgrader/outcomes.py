@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from pathlib import Path
 
+from dpgrader.safe_output import from_csv_field, write_csv
+
 OUTCOMES_FILE = Path("autograded") / "grading_outcomes.csv"
 
 
@@ -125,6 +127,7 @@ def read_outcomes(root: Path) -> dict[tuple[str, str], Outcome]:
     outcomes = {}
     with open(path, newline="") as handle:
         for row in csv.DictReader(handle):
+            row = {key: from_csv_field(value) for key, value in row.items()}  # as written by write_outcomes
             outcome = Outcome(
                 student=row["student"], assignment=row["assignment"], status=Status(row["status"]),
                 message=row["message"],
@@ -144,8 +147,4 @@ def write_outcomes(root: Path, outcomes: list[Outcome]) -> Path:
     known.update({(o.student, o.assignment): o for o in outcomes})
     path = Path(root) / OUTCOMES_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=[f.name for f in fields(Outcome)])
-        writer.writeheader()
-        writer.writerows(known[key].row() for key in sorted(known))
-    return path
+    return write_csv(path, [f.name for f in fields(Outcome)], (known[key].row() for key in sorted(known)))

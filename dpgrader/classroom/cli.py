@@ -16,7 +16,14 @@ from dpgrader.classroom.mistakes import summarize_mistakes
 from dpgrader.classroom.mistakes_page import write_mistakes
 from dpgrader.classroom.preflight import PreflightFailed
 from dpgrader.outcomes import OUTCOMES_FILE, UNGRADED
+from dpgrader.safe_output import terminal_text
 from dpgrader.sandbox import KernelPackagesMissing, SandboxUnavailable
+
+
+def say(*parts: object, file=None) -> None:
+    """Print to the instructor's terminal: text from submissions (ids, flags, messages, file names, errors) holds
+    no control character the terminal would obey (:func:`dpgrader.safe_output.terminal_text`)."""
+    print(terminal_text(" ".join(str(part) for part in parts)), file=file or sys.stdout)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,27 +59,27 @@ def main(argv: list[str] | None = None) -> int:
                 time_budget_factor=args.time_budget_factor,
             )
         except (PreflightFailed, SandboxUnavailable, KernelPackagesMissing) as error:
-            print(f"error: {error}", file=sys.stderr)
+            say(f"error: {error}", file=sys.stderr)
             return 2
-        print(summarize(export_grades(args.course)))
+        say(summarize(export_grades(args.course)))
         grades = args.csv or args.course / "grades.csv"
-        print(f"\ngrades: {grades}; outcomes: {args.course / OUTCOMES_FILE}")
+        say(f"\ngrades: {grades}; outcomes: {args.course / OUTCOMES_FILE}")
         reported = report_mistakes(args.course, args.assignment, Path(grades).parent / "mistakes")
         ungraded = [o for o in outcomes if o.status in UNGRADED]
         if ungraded:  # fail closed: a submission the grader could not grade is not a quiet success
-            print(f"error: {len(ungraded)} submission(s) could not be graded (status error or killed): "
-                  f"see the messages above and autograded/grading_logs/", file=sys.stderr)
+            say(f"error: {len(ungraded)} submission(s) could not be graded (status error or killed): "
+                "see the messages above and autograded/grading_logs/", file=sys.stderr)
             return 1
         return reported
     elif args.command == "export":
         path = args.csv or args.course / "grades.csv"
-        print(summarize(export_grades(args.course, path)))
-        print(f"\ngrades: {path}")
+        say(summarize(export_grades(args.course, path)))
+        say(f"\ngrades: {path}")
     elif args.command == "mistakes":
         return report_mistakes(args.course, args.assignment, args.folder or args.course / "mistakes", not args.no_names)
     else:
         failed = [name for name, ok in regenerate_feedback(args.course, args.assignment).items() if not ok]
-        print("feedback regenerated" + (f"; failed for {failed}" if failed else ""))
+        say("feedback regenerated" + (f"; failed for {failed}" if failed else ""))
         return 1 if failed else 0
     return 0
 
@@ -82,9 +89,9 @@ def report_mistakes(root: Path, assignments: list[str] | None, folder: Path, nam
     try:
         written = write_mistakes(root, assignments, folder, names=names)
     except Exception as error:  # the grades are written already: say why the report is missing, and fail
-        print(f"\nthe mistakes report could not be written: {error!r}", file=sys.stderr)
+        say(f"\nthe mistakes report could not be written: {error!r}", file=sys.stderr)
         return 1
-    print()
-    print(summarize_mistakes([report for _, report in written.values()]))
-    print(f"mistakes: {folder}/<assignment>.html and .csv, for " + (", ".join(written) or "no graded assignment"))
+    say()
+    say(summarize_mistakes([report for _, report in written.values()]))
+    say(f"mistakes: {folder}/<assignment>.html and .csv, for " + (", ".join(written) or "no graded assignment"))
     return 0

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 import statistics
 from pathlib import Path
 
 from dpgrader.course import Course
 from dpgrader.outcomes import Status, read_outcomes
+from dpgrader.safe_output import one_line, write_csv
 
 GRADE_FIELDS = [
     "student_id", "first_name", "last_name", "assignment", "score", "max_score", "points_pending",
@@ -21,7 +21,8 @@ def export_grades(root: Path, path: Path | None = None) -> list[dict]:
     ``points_pending`` are the points of cells awaiting a person (written answers not graded
     yet; every cell of a submission the grader could not grade). ``percent_of_graded`` is the
     score over the points graded so far (``max_score - points_pending``), empty while nothing
-    is graded: a pending answer is never counted as 0.
+    is graded: a pending answer is never counted as 0. Every field is written as
+    :func:`dpgrader.safe_output.csv_field` makes it: a spreadsheet shows text, never runs a formula.
     """
     from nbgrader.api import Gradebook, MissingEntry
 
@@ -57,10 +58,7 @@ def export_grades(root: Path, path: Path | None = None) -> list[dict]:
                     "sandboxed": outcome.sandboxed if outcome else "",
                 })
     if path is not None:
-        with open(path, "w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=GRADE_FIELDS)
-            writer.writeheader()
-            writer.writerows(rows)
+        write_csv(path, GRADE_FIELDS, rows)
     return rows
 
 
@@ -72,7 +70,11 @@ def regenerate_feedback(root: Path, assignments: list[str] | None = None) -> dic
 
 
 def summarize(rows: list[dict]) -> str:
-    """A plain-text table: per assignment, submissions, mean and median percent of the graded points, and outcomes."""
+    """A plain-text table: per assignment, submissions, mean and median percent of the graded points, and outcomes.
+
+    Every value from a submission (ids, flags, messages) is one line, its control characters escaped
+    (:func:`dpgrader.safe_output.one_line`): the summary is printed to the instructor's terminal.
+    """
     lines = [f"{'assignment':<26}{'students':>9}{'mean %':>8}{'median %':>10}  outcomes   (% of the points graded so far)"]
     by_assignment: dict[str, list[dict]] = {}
     for row in rows:
@@ -85,16 +87,16 @@ def summarize(rows: list[dict]) -> str:
         order = {s.value: i for i, s in enumerate(Status)}
         status_text = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: order.get(kv[0], 99)))
         lines.append(
-            f"{assignment:<26}{len(group):>9}{statistics.mean(percents):>8.1f}{statistics.median(percents):>10.1f}  {status_text}"
+            f"{one_line(assignment):<26}{len(group):>9}{statistics.mean(percents):>8.1f}{statistics.median(percents):>10.1f}  {status_text}"
         )
     flagged = [r for r in rows if r["flags"]]
     if flagged:
         lines.append("")
         lines.append(f"{len(flagged)} submissions flagged for review:")
-        lines += [f"  {r['student_id']}/{r['assignment']}: {r['flags']}" for r in flagged]
+        lines += [one_line(f"  {r['student_id']}/{r['assignment']}: {r['flags']}") for r in flagged]
     problems = [r for r in rows if r["status"] not in (Status.OK, Status.NOT_SUBMITTED, Status.GRADED_BY_NBGRADER)]
     if problems:
         lines.append("")
         lines.append(f"{len(problems)} submissions with a grading outcome other than ok:")
-        lines += [f"  {r['student_id']}/{r['assignment']}: {r['status']}: {r['message']}" for r in problems]
+        lines += [one_line(f"  {r['student_id']}/{r['assignment']}: {r['status']}: {r['message']}") for r in problems]
     return "\n".join(lines)

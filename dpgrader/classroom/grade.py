@@ -24,6 +24,7 @@ from dpgrader.outcomes import Outcome, Status, write_outcomes
 from dpgrader.pool import run_tasks
 # After grading, copies found across the class (dpgrader.similarity, see add_copy_flags).
 from dpgrader.review import comment_in_gradebook
+from dpgrader.safe_output import flag_text, one_line
 
 # Characters nbgrader reads as a glob pattern in a student id (``x[1]`` would grade ``x1``).
 PATTERN_CHARACTERS = re.compile(r"[*?\[\]\x00-\x1f]")
@@ -206,7 +207,7 @@ def grade_class(
                               sandboxed=sandboxed)
         outcomes.append(outcome)
         _rmtree(Path(task["scratch"]).parent)
-        bar.set_postfix_str(f"{student}/{assignment}: {outcome.status}", refresh=False)
+        bar.set_postfix_str(one_line(f"{student}/{assignment}: {outcome.status}"), refresh=False)
         bar.update()
 
     try:
@@ -252,8 +253,8 @@ def add_copy_flags(root: Path, outcomes: list[Outcome]) -> list[Outcome]:
         try:
             flags.update(copy_flags(write_report(root, assignment)[1], submission_times(root, assignment)))
         except Exception as error:  # noqa: BLE001 -- the grades are kept; every submission is flagged with the reason
-            failed = (f"copy check: the similarity report of {assignment} could not be made ({error!r}): a person "
-                      "must compare these submissions").replace(";", ",")
+            failed = flag_text(f"copy check: the similarity report of {assignment} could not be made ({error!r}): a "
+                               "person must compare these submissions")
             for outcome in outcomes:
                 if outcome.assignment == assignment:
                     flags[outcome.student, assignment] = flags.get((outcome.student, assignment), ()) + (failed,)

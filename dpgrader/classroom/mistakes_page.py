@@ -15,7 +15,6 @@ any line of a hidden test, reference solution or mark scheme of the source noteb
 from __future__ import annotations
 
 import base64
-import csv
 import html
 import io
 import math
@@ -26,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from dpgrader.classroom.mistakes import ClassMistakes, Mistake, class_mistakes, graded_assignments
+from dpgrader.safe_output import write_csv
 
 CSV_FIELDS = ["assignment", "notebook", "grade_id", "cell", "points", "ran", "not_run", "failed", "failed_percent",
               "pending", "graded", "blank", "line"]
@@ -248,10 +248,7 @@ def write_assignment_mistakes(root: Path, assignment: str, folder: Path, labels:
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{assignment}.html"
     target.write_text(page)
-    with open(folder / f"{assignment}.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=CSV_FIELDS)
-        writer.writeheader()
-        writer.writerows(report_rows(report))
+    write_csv(folder / f"{assignment}.csv", CSV_FIELDS, report_rows(report))  # no field a spreadsheet runs
     return target, report
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dpgrader.review.cells import _instructor_code, _parse, _read, student_cells
 from dpgrader.review.reviewer import _Reviewer
 from dpgrader.review.rules import Flag
+from dpgrader.safe_output import flag_text
 
 
 def review_notebook(notebook, instructor=None) -> tuple[Flag, ...]:
@@ -51,23 +52,23 @@ def unfinished(cell: str, error: BaseException) -> Flag:
 def review_flags(notebook_path, instructor=None) -> tuple[str, ...]:
     """The review flags of a notebook as ``"kind: reason (cell, line n)"`` strings.
 
-    The strings go to ``grades.csv`` and the class summary. A notebook that is not a JSON
-    object gives ``()``: the grader reports it as unreadable. A review that fails for any
+    The strings go to ``grades.csv``, the class summary and formgrader, as
+    :func:`dpgrader.safe_output.flag_text` makes them (one line, control characters escaped).
+    A notebook nbformat cannot read (:func:`dpgrader.intake.read_notebook`) gives ``()``: the
+    grader reports it as unreadable. A review that fails for any
     other reason gives one ``"review: could not finish (...)"`` flag: a person must read
     the notebook (fail closed).
     """
     try:
         notebook = _read(notebook_path)
-    except (OSError, ValueError):  # not a file, not JSON (ValueError covers JSON and Unicode errors)
-        return ()
-    if not isinstance(notebook, dict):
+    except (OSError, ValueError):  # not a file, or UnreadableNotebook (a ValueError): graded as unreadable
         return ()
     try:
         flags = review_notebook(notebook, instructor)
     except Exception as error:  # noqa: BLE001 -- turned into a flag, never dropped (fail closed)
         message = str(unfinished("", error).reason).replace("this cell", "this notebook")
-        return (f"review: {message}".replace(";", ","),)
-    return tuple(dict.fromkeys(str(flag).replace(";", ",") for flag in flags))
+        return (flag_text(f"review: {message}"),)
+    return tuple(dict.fromkeys(flag_text(flag) for flag in flags))
 
 
 REVIEW_HEADING = "**Automatic review** (for the instructor to check; not a grade):"

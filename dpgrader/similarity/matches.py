@@ -13,6 +13,7 @@ from itertools import combinations
 from pathlib import Path
 
 from dpgrader.review.cells import _parse, _read, student_cells
+from dpgrader.safe_output import flag_text
 from dpgrader.similarity.fingerprints import (
     cell_fingerprints,
     containment,
@@ -309,7 +310,8 @@ def _common_source(a: frozenset, b: frozenset, reference: frozenset, library: fr
 def course_matches(root: Path, assignment: str, **kwargs) -> list[Match]:
     """:func:`find_matches` over every ``submitted/<student>/<assignment>/*.ipynb`` of a course folder.
 
-    A notebook that is not a JSON object is left out: the grader reports it as unreadable.
+    A notebook nbformat cannot read (:func:`dpgrader.intake.read_notebook`) is left out: the grader
+    reports it as unreadable. Every other one is compared as nbgrader grades it (format 4).
     """
     root = Path(root)
     matches = []
@@ -318,11 +320,9 @@ def course_matches(root: Path, assignment: str, **kwargs) -> list[Match]:
         readable = {}
         for student, path in submissions.items():
             try:
-                notebook = _read(path)
-            except (OSError, ValueError):  # not a file, not JSON: the grader reports it
+                readable[student] = _read(path)
+            except (OSError, ValueError):  # not a file, or UnreadableNotebook: the grader reports it
                 continue
-            if isinstance(notebook, dict):
-                readable[student] = notebook
         matches += find_matches(readable, source, assignment, **kwargs)
     return matches
 
@@ -353,7 +353,7 @@ def copy_flags(matches: list[Match], submitted_at: dict[str, datetime] | None = 
         first = _handed_in_first(match.student, match.other, times) if match.kind == CLASSMATE else None
         if first == match.student:
             continue  # handed in first: likely the source; the pair is in the report
-        flag = match.flag(earlier=first == match.other).replace(";", ",")  # grades.csv joins flags with "; "
+        flag = flag_text(match.flag(earlier=first == match.other))  # one line, no ";" (grades.csv joins with "; ")
         flags.setdefault((match.student, match.assignment), []).append(flag)
     return {key: tuple(dict.fromkeys(value)) for key, value in flags.items()}
 
