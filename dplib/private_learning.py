@@ -15,17 +15,29 @@ not) and 2C under **substitution** (one clipped gradient replaced by another, bo
 So each step is :math:`\rho = \Delta_2^2 / (2\sigma^2 C^2)`-zCDP: :math:`1/(2\sigma^2)` or
 :math:`2/\sigma^2` (Bun & Steinke 2016, Prop. 1.6); C cancels. Every step looks at the data
 again: T steps are :math:`T\rho`-zCDP (Lemma 2.3), and
-:math:`\varepsilon = T\rho + 2\sqrt{T\rho \ln(1/\delta)}` (Prop. 1.3). Dividing by n is
-post-processing when n is public: under substitution it is the same on both neighbours; under
-add/remove the curator must divide by a number fixed in advance (the published size of the data),
-not by a count of whatever data shows up.
+:math:`\varepsilon = T\rho + 2\sqrt{T\rho \ln(1/\delta)}` (Prop. 1.3).
+
+**Dividing by n.** Step 4 is post-processing of the noisy sum only when n is public. Under
+substitution it is (both neighbours hold n people), so :func:`noisy_gradient`, which divides by
+``len(X)``, is exactly as private as the noisy sum. Under add/remove it is not: the averages on the
+two neighbours are :math:`\mathcal N(S/n, \sigma^2C^2/n^2)` and
+:math:`\mathcal N((S + \bar g)/(n+1), \sigma^2C^2/(n+1)^2)`, Gaussians of different variances,
+whose Rényi divergence (of the wider from the narrower) is infinite for every order
+:math:`\alpha \ge (n+1)^2/(2n+1) \approx (n+1)/2` (it is finite only while
+:math:`\alpha\sigma_Q^2 + (1-\alpha)\sigma_P^2 > 0`; Gil, Alajaji & Linder 2013): no ρ bounds it, so the
+step divided by ``len(X)`` is not zCDP under add/remove. The add/remove ρ of :func:`dp_gd_rho` is the
+ρ of the T noisy sums, and of steps that divide by a size fixed and published in advance, as Abadi
+et al. (2016) divide by their fixed lot size L.
 
 **Amplification by subsampling.** DP-SGD draws each step's batch by including every person
 independently with probability q. A step on such a sample is far more private than on everybody:
 an (ε, δ)-DP step becomes :math:`(\ln(1 + q(e^\varepsilon - 1)),\ q\delta)`-DP under add/remove
-neighbours (Balle, Barthe & Gaboardi 2018), and the T steps of DP-SGD are accounted for exactly with
-the Rényi DP of the sampled Gaussian mechanism (Mironov, Talwar & Zhang 2019):
-:func:`subsampled_epsilon`, :func:`sampled_gaussian_epsilon`.
+neighbours (Balle, Barthe & Gaboardi 2018), and the T steps of DP-SGD are accounted for with the
+Rényi DP of the sampled Gaussian mechanism (Mironov, Talwar & Zhang 2019):
+:func:`subsampled_epsilon`, :func:`sampled_gaussian_epsilon`. That account is an upper bound, not
+the tight one: the conversion from Rényi DP to (ε, δ) loses some ε, and accountants of the privacy
+loss distribution (Koskela, Jälkö & Honkela 2020; Gopi, Lee & Wutschitz 2021) get closer to the
+true curve.
 
 References
 ----------
@@ -33,10 +45,15 @@ M. Abadi, A. Chu, I. Goodfellow, H. B. McMahan, I. Mironov, K. Talwar, L. Zhang,
 with differential privacy", CCS 2016.
 M. Bun, T. Steinke, "Concentrated differential privacy: simplifications, extensions, and lower
 bounds", TCC 2016.
+M. Gil, F. Alajaji, T. Linder, "Rényi divergence measures for commonly used univariate continuous
+distributions", Information Sciences 249, 2013.
 B. Balle, G. Barthe, M. Gaboardi, "Privacy amplification by subsampling: tight analyses via
 couplings and divergences", NeurIPS 2018.
 I. Mironov, K. Talwar, L. Zhang, "Rényi differential privacy of the sampled Gaussian mechanism",
 arXiv:1908.10530, 2019.
+A. Koskela, J. Jälkö, A. Honkela, "Computing tight differential privacy guarantees using FFT",
+AISTATS 2020.
+S. Gopi, Y. T. Lee, L. Wutschitz, "Numerical composition of differential privacy", NeurIPS 2021.
 """
 
 from __future__ import annotations
@@ -331,7 +348,9 @@ def noisy_gradient(theta, X, y, clip_norm: float, noise_multiplier: float, rng=N
     theta : array_like of shape (d,)
         The current weights.
     X, y : array_like
-        The data, shapes (n, d) and (n,); n is treated as public (see the module's notes).
+        The data, shapes (n, d) and (n,). The result is divided by n = ``len(X)``, which is public
+        under substitution neighbours only: under add/remove only the noisy sum is private (see
+        the module's notes).
     clip_norm : float
         C, finite and > 0.
     noise_multiplier : float
@@ -349,8 +368,9 @@ def noisy_gradient(theta, X, y, clip_norm: float, noise_multiplier: float, rng=N
     -----
     The noise is drawn once, for the sum, and scaled to the sum's sensitivity (C, or 2C under
     substitution: see :func:`dp_gd_rho`), not to 1; dividing by n afterwards divides the noise too,
-    so the average carries noise of standard deviation σC/n. Noise added to every example instead
-    would be :math:`\sqrt n` times larger on the sum, for no more privacy.
+    so the average carries noise of standard deviation σC/n. Noise of standard deviation σC added
+    to every example instead would be :math:`\sqrt n` times larger on the sum: the sum would be
+    n times more private (ρ/n), bought with :math:`\sqrt n` times the error.
 
     Examples
     --------
@@ -482,6 +502,10 @@ def dp_gd_rho(noise_multiplier: float, steps: int, neighbours: str = "add_remove
     :math:`\rho_1 = \Delta^2/(2\sigma^2C^2)` (Bun & Steinke 2016, Prop. 1.6), where C cancels. The
     T releases compose to :math:`T\rho_1` (Lemma 2.3): every step is charged, even though only the
     last model is published, because each step's input depends on the data afresh.
+
+    Under add/remove this is the ρ of the T noisy *sums* (and of steps that divide them by a size
+    published in advance); :func:`noisy_gradient` divides by ``len(X)``, which keeps it only under
+    substitution (see the module's notes).
 
     Examples
     --------
@@ -694,7 +718,9 @@ def sampled_gaussian_epsilon(noise_multiplier: float, sampling_rate: float, step
     Notes
     -----
     The sampled Gaussian mechanism's Rényi DP (Mironov, Talwar & Zhang 2019) is the accountant of
-    DP-SGD (Abadi et al. 2016's moments accountant). With ``sampling_rate = 1`` it is full-batch
+    DP-SGD (Abadi et al. 2016's moments accountant). It is an upper bound: converting Rényi DP to
+    (ε, δ) is lossy, and privacy-loss-distribution accountants (Koskela, Jälkö & Honkela 2020;
+    Gopi, Lee & Wutschitz 2021) give a smaller ε for the same steps. With ``sampling_rate = 1`` it is full-batch
     DP-GD, :math:`\alpha/(2\sigma^2)` per step: the same Gaussian noise as :func:`dp_gd_rho`'s,
     converted with another (slightly looser) formula.
 

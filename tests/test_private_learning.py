@@ -187,6 +187,49 @@ def test_noisy_gradient_is_seeded_and_fresh():
     assert not np.array_equal(noisy_gradient(theta, X, y, C, SIGMA), noisy_gradient(theta, X, y, C, SIGMA))
 
 
+def renyi_divergence(p, q, alpha: float, limit: float) -> float:
+    """D_alpha(P || Q) = ln(integral of p^alpha q^(1 - alpha)) / (alpha - 1), over [-limit, limit], by quadrature."""
+    def integrand(x):
+        return math.exp(alpha * p.logpdf(x) + (1 - alpha) * q.logpdf(x))
+
+    total, _ = integrate.quad(integrand, -limit, limit, points=[0.0], limit=500)
+    return math.log(total) / (alpha - 1)
+
+
+def test_dividing_by_len_x_is_zcdp_under_substitution_only():
+    """The noisy sum is rho-zCDP under add/remove; the step divided by len(X) is not zCDP for any rho.
+
+    With n private, the step on n people and on n + 1 is N(S/n, (sigma C/n)^2) against
+    N((S + g)/(n + 1), (sigma C/(n + 1))^2): Gaussians of different variances, whose Renyi divergence
+    (the wider's from the narrower's) is finite only while alpha < (n + 1)^2 / (2n + 1) (Gil, Alajaji &
+    Linder 2013); zCDP asks D_alpha <= rho alpha for every alpha > 1 (Bun & Steinke 2016, Def. 1.1).
+    """
+    n, d = 3, 20_001
+    spreads = {}
+    for people in (n, n + 1):  # the noise of noisy_gradient really is sigma C / len(X)
+        X, y = noise_only_design(people, d)
+        noisy = noisy_gradient(np.zeros(d), X, y, C, SIGMA, rng=np.random.default_rng(people))
+        check_distribution(people * noisy[1:] / (SIGMA * C), stats.norm.cdf, what=f"len(X) noise / (sigma C), {people} people")
+        spreads[people] = SIGMA * C / people
+    # one more person whose clipped gradient is C in a column where everybody else's is 0
+    wide, narrow = stats.norm(0.0, spreads[n]), stats.norm(C / (n + 1), spreads[n + 1])
+    threshold = (n + 1) ** 2 / (2 * n + 1)  # 16/7 for n = 3
+    below = 2.0
+    closed_form = math.log(spreads[n + 1] / spreads[n]) + math.log(
+        spreads[n + 1] ** 2 / (below * spreads[n + 1] ** 2 + (1 - below) * spreads[n] ** 2)) / (2 * (below - 1)) + (
+        below * (C / (n + 1)) ** 2 / (2 * (below * spreads[n + 1] ** 2 + (1 - below) * spreads[n] ** 2)))
+    assert renyi_divergence(wide, narrow, below, 40 * spreads[n]) == pytest.approx(closed_form, rel=1e-6)
+    above = 3.0
+    assert above > threshold
+    grown = [renyi_divergence(wide, narrow, above, k * spreads[n]) for k in (10, 20, 40)]
+    assert grown[0] < grown[1] < grown[2] and grown[2] - grown[1] > 10  # no limit: infinite, so no rho bounds it
+    # The noisy sums, N(S, (sigma C)^2) against N(S + g, (sigma C)^2), are dp_gd_rho-zCDP at every order
+    rho = dp_gd_rho(SIGMA, 1, "add_remove")
+    for alpha in (above, 50.0):
+        divergence = renyi_divergence(stats.norm(0.0, SIGMA * C), stats.norm(C, SIGMA * C), alpha, 60 * SIGMA * C)
+        assert divergence == pytest.approx(rho * alpha, rel=1e-6)
+
+
 @pytest.mark.parametrize("arguments, message", [
     ((np.zeros(3), np.ones((2, 3)), [0, 1], -1.0, 1.0), "clip_norm must be a finite number > 0"),
     ((np.zeros(3), np.ones((2, 3)), [0, 1], 1.0, -0.5), "noise_multiplier must be a finite number >= 0"),
