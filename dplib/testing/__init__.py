@@ -25,7 +25,9 @@ Rules these helpers enforce for every test that uses them:
   answer (derived from the code, :mod:`.delegation`), so an answer that calls dplib's
   reference implementation, or the helper behind it, earns nothing.
 - **No credit for a fixed table.** :func:`check_is_random` fails a randomized mechanism whose
-  calls all return the same value, however well those values follow the distribution.
+  calls all return the same value, however well those values follow the distribution, and
+  one that draws from a fixed seed: run again from the same state in a forked copy of the
+  process (:mod:`.replay`), it returns the same values again.
 
 The package holds the harness (:func:`quiet`, :func:`disabled`, :func:`substituted`) here,
 the derivation of what :func:`disabled` switches off in :mod:`.delegation`, the type checks of
