@@ -66,7 +66,13 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
+    # Last: the autograded notebook on disk, which formgrader renders with its own HTMLExporter, holds no
+    # active content (scripts, event handlers, javascript: links, widget views; nh3 allow-list).
+    "dpgrader.preprocessors.NeutralizeActiveContent",
 ]
+# nbconvert's own HTMLExporter.sanitize_html is not a second layer here: formgrader's exporter does not read
+# this file, and its bleach allow-list would strip the feedback's paragraphs, images and MathML.
+# NamedFeedbackExporter cleans with nh3 instead (dpgrader/preprocessors/feedback.py).
 
 # Feedback entries are named after the exercise ("Tests of uniqueness"), not "Test cell". Only the
 # feedback exporter gets the template: a global HTMLExporter.template_name would also replace
@@ -84,5 +90,6 @@ c.GenerateFeedback.preprocessors = [
     "dpgrader.preprocessors.HideReviewNotes",  # copy and tampering flags stay in formgrader
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     "dpgrader.preprocessors.HideHiddenTests",
+    "dpgrader.preprocessors.NeutralizeActiveContent",  # again, for notebooks autograded before it existed
     "dpgrader.mathml.MathMLPreprocessor",  # math renders offline (no MathJax CDN)
 ]

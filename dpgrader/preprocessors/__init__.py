@@ -7,8 +7,10 @@ a preprocessor given as a string):
   ``DeduplicateIds``, :class:`RestoreCells` replaces ``OverwriteCells``;
 - autograde: :class:`GuardedExecute` replaces ``Execute``, :class:`AllOrNothingTests`
   runs before ``SaveAutoGrades``;
+- autograde, last: :class:`NeutralizeActiveContent` makes every output, Markdown and raw cell of the
+  autograded notebook inert (formgrader renders that file);
 - feedback: :class:`HideReviewNotes` right after ``GetGrades`` (review flags stay in
-  formgrader), :class:`HideHiddenTests` last.
+  formgrader), :class:`HideHiddenTests`, then :class:`NeutralizeActiveContent` again.
 
 Why, as measured on nbgrader 0.9.6 (see the tests in ``tests/test_grading_failure_modes.py``):
 
@@ -28,11 +30,12 @@ Why, as measured on nbgrader 0.9.6 (see the tests in ``tests/test_grading_failur
 - Feedback HTML shows the full test cells, hidden tests included, and IPython tracebacks
   quote the lines of the failing (hidden) code.
 
-The plug-ins live in :mod:`.sanitize`, :mod:`.execute` and :mod:`.feedback` (what they share
+The plug-ins live in :mod:`.sanitize`, :mod:`.execute`, :mod:`.feedback` and :mod:`.active_content` (what they share
 in :mod:`.cells`); this package re-exports them under the dotted names
 ``nbgrader_config.py`` uses.
 """
 
+from dpgrader.preprocessors.active_content import NeutralizeActiveContent, clean_html  # noqa: F401
 from dpgrader.preprocessors.execute import AllOrNothingTests, GuardedExecute
 from dpgrader.preprocessors.feedback import (  # noqa: F401 (tests and nbgrader_config.py use them)
     FEEDBACK_TEMPLATE_DIRS,
@@ -42,10 +45,12 @@ from dpgrader.preprocessors.feedback import (  # noqa: F401 (tests and nbgrader_
     HideHiddenTests,
     HideReviewNotes,
     NamedFeedbackExporter,
+    quotes_secret,
     scrub,
     secret_lines,
+    student_frames,
 )
 from dpgrader.preprocessors.sanitize import RestoreCells, SanitizeMetadata
 
 __all__ = ["SanitizeMetadata", "RestoreCells", "GuardedExecute", "AllOrNothingTests", "HideHiddenTests", "HideReviewNotes",
-           "GetGradesWithPending"]
+           "GetGradesWithPending", "NeutralizeActiveContent"]

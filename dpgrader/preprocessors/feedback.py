@@ -8,8 +8,15 @@ formgrader, for the instructor, and out of the student's feedback.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import html
+import html.parser
 import json
+import re
+import zlib
 from pathlib import Path
+
 
 import jinja2
 import jinja2.bccache
@@ -21,6 +28,7 @@ from nbgrader import utils
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades, NbGraderPreprocessor
 from traitlets import Unicode, default
 
+from dpgrader.preprocessors.active_content import clean_html
 from dpgrader.preprocessors.cells import _SourceNotebook, _error, _is_test_cell
 from dpgrader.review.notebook import REVIEW_HEADING
 
@@ -63,6 +71,14 @@ class NamedFeedbackExporter(HTMLExporter):
     @default("extra_template_basedirs")
     def _extra_template_basedirs_default(self):
         return list(FEEDBACK_TEMPLATE_DIRS)
+
+    @default("sanitize_html")
+    def _sanitize_html_default(self):  # the template cleans Markdown and HTML outputs with clean_html (nh3)
+        return True
+
+    def default_filters(self):
+        yield from super().default_filters()
+        yield ("clean_html", clean_html)  # nh3 with MathML and tables, in place of nbconvert's bleach
 
     def _create_environment(self):
         environment = super()._create_environment()
@@ -132,19 +148,129 @@ def scrub(text: str, secrets: set[str]) -> tuple[str, int]:
     return "\n".join(kept), removed
 
 
+_DATA_URI = re.compile(r"data:[\w.+/-]*(?:;[\w.+=-]*)*;base64,([A-Za-z0-9+/=\s]+)", re.IGNORECASE)
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+MAX_INFLATED_BYTES = 64 << 20  # an image that inflates to more than this is not read further
+
+
+def _squeezed(text: str) -> str:
+    return "".join(text.split())
+
+
+def _png_texts(data: bytes) -> list[bytes]:
+    """The text chunks of a PNG (tEXt, zTXt, iTXt, inflated when compressed) and its inflated pixel rows."""
+    found, pixels, position = [], [], len(_PNG_SIGNATURE)
+    while position + 8 <= len(data):
+        length = int.from_bytes(data[position:position + 4], "big")
+        kind, body = data[position + 4:position + 8], data[position + 8:position + 8 + length]
+        position += 12 + length
+        if kind == b"IDAT":
+            pixels.append(body)
+        elif kind in (b"tEXt", b"iTXt", b"zTXt"):
+            found.append(body)
+            keyword_end = body.find(b"\0")
+            for start in (keyword_end + 2, keyword_end + 3, keyword_end + 5):  # zTXt; iTXt (flags, method, tags)
+                try:
+                    found.append(zlib.decompressobj().decompress(body[start:], MAX_INFLATED_BYTES))
+                except zlib.error:
+                    pass
+    try:
+        found.append(zlib.decompressobj().decompress(b"".join(pixels), MAX_INFLATED_BYTES))
+    except zlib.error:
+        pass
+    return found
+
+
+class _Text(html.parser.HTMLParser):
+    """The text of markup (HTML, SVG) without its tags, entities decoded."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)
+
+
+def _markup_text(value: str) -> str:
+    parser = _Text()
+    parser.feed(value)
+    parser.close()
+    return "".join(parser.parts)
+
+
+def _views(value: str, depth: int = 0) -> list[str]:
+    """The texts a browser could show from one output value: as written, its text without markup (an SVG's
+    ``<text>``), and, decoded, the base64 of an image and the ``data:`` URIs inside it (recursively, twice)."""
+    views = [value, _markup_text(value)]
+    if depth >= 2:
+        return views
+    blobs = [match.group(1) for match in _DATA_URI.finditer(value)]
+    if len(value) >= 16 and not value.lstrip().startswith("<"):
+        blobs.append(value)  # an image/png or image/jpeg value is base64 itself
+    for blob in blobs:
+        try:
+            data = base64.b64decode("".join(blob.split()), validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        decoded = [data] + (_png_texts(data) if data.startswith(_PNG_SIGNATURE) else [])
+        for raw in decoded:
+            views += _views(raw.decode("utf-8", errors="ignore"), depth + 1)
+            views.append(raw.decode("latin-1"))
+    return views
+
+
+def quotes_secret(value: str, secrets: set[str]) -> bool:
+    """Whether any text a page could show from ``value`` (see :func:`_views`) holds a secret line, with
+    whitespace ignored (an SVG spaces its text as it likes)."""
+    if not secrets or not value:
+        return False
+    forms = {_squeezed(form) for line in secrets for form in (line, json.dumps(line)[1:-1], repr(line)[1:-1])}
+    return any(form in _squeezed(view) for view in _views(value) for form in forms)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_CELL_FRAME = re.compile(r"^Cell In\[(?P<count>\d+)\], line (?P<line>\d+)(?:, in (?P<function>[\w.<>]+))?")
+STUDENT_FRAMES_HEADING = "Where it failed in your code (the hidden test's own lines are not shown):"
+
+
+def student_frames(traceback: list[str], cells: dict[int, NotebookNode]) -> list[str]:
+    """The frames of an IPython traceback that run the student's own cells: ``cell <name>, line <n>, in <f>`` and
+    that line, read from the cell's source (never from the traceback, which the kernel wrote).
+
+    ``cells`` maps an execution count (IPython's ``In[n]``) to the code cell that ran with it; a frame
+    of a test cell, of a file (a library) or of a count that names no cell is left out.
+    """
+    frames = []
+    for entry in traceback:
+        match = _CELL_FRAME.match(_ANSI.sub("", str(entry)).strip())
+        cell = cells.get(int(match.group("count"))) if match else None
+        if cell is None or _is_test_cell(cell):
+            continue
+        lines, number = cell.source.split("\n"), int(match.group("line"))
+        if not 1 <= number <= len(lines):
+            continue
+        name = (cell.metadata.get("nbgrader") or {}).get("grade_id") or f"In [{match.group('count')}]"
+        where = f", in {match.group('function')}" if match.group("function") else ""
+        frames += [f"  cell {name}, line {number}{where}:", f"    {lines[number - 1].strip()}"]
+    return [STUDENT_FRAMES_HEADING, *frames] if frames else []
+
+
 class HideHiddenTests(ClearHiddenTests):
     """Feedback shows which tests passed, their points and the failure message, never hidden test code.
 
     In every test cell: the ``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS`` region
-    is replaced by one comment line; an error output keeps only ``ename: evalue`` (an
-    IPython traceback quotes the failing lines, which may be hidden tests); other
+    is replaced by one comment line; an error output keeps only ``ename: evalue`` and, when the
+    error was raised in the student's own code, its frames there (:func:`student_frames`; an
+    IPython traceback also quotes the failing lines of the test, which may be hidden); other
     outputs (what the student's function printed while hidden tests called it, which
     may show their inputs) are dropped.
 
     In every cell, test or not: any output line that quotes a line of a hidden test, a
     reference solution or a mark scheme of the source notebook (:func:`secret_lines`) is
     removed, so ``print(In)``, printing a course file or an exception message quoting a
-    test's frame puts none of it into the feedback.
+    test's frame puts none of it into the feedback; an output whose image, ``data:`` URI or
+    markup text holds such a line (:func:`quotes_secret`) is removed whole.
     """
 
     placeholder = Unicode(
@@ -153,9 +279,13 @@ class HideHiddenTests(ClearHiddenTests):
     ).tag(config=True)
 
     _secrets: frozenset[str] = frozenset()  # until preprocess() reads the source notebook
+    _cells: dict[int, NotebookNode] = {}  # execution count -> code cell, set by preprocess()
 
     def preprocess(self, nb: NotebookNode, resources: dict):
         self._secrets = self._load_secrets(resources)
+        counts = [cell.get("execution_count") for cell in nb.cells if cell.cell_type == "code"]
+        self._cells = {cell.execution_count: cell for cell in nb.cells  # a count seen twice (a restart) names no cell
+                       if cell.cell_type == "code" and cell.get("execution_count") and counts.count(cell.execution_count) == 1}
         return super().preprocess(nb, resources)
 
     def _load_secrets(self, resources: dict) -> set[str]:
@@ -190,10 +320,18 @@ class HideHiddenTests(ClearHiddenTests):
                 if isinstance(value, str) and (key.startswith("text/") or key.endswith("json")):
                     output.data[key], n = scrub(value, self._secrets)
                     removed += n
+        kept = []
+        for output in cell.get("outputs", []):  # what is left, images and data: URIs decoded
+            values = [str(v) for v in (output.get("data") or {}).values()] + [str(output.get("text", ""))]
+            if any(quotes_secret(value, self._secrets) for value in values):
+                removed += 1
+            else:
+                kept.append(output)
+        cell.outputs = kept
         if removed:
             cell.outputs.append(NotebookNode(output_type="stream", name="stdout", text=(
-                f"[{removed} output line(s) removed from this feedback: they quote the course's hidden tests "
-                "or solutions]\n")))
+                f"[{removed} output line(s) or image(s) removed from this feedback: they quote the course's "
+                "hidden tests or solutions]\n")))
 
     def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int):
         if not _is_test_cell(cell):
@@ -210,13 +348,15 @@ class HideHiddenTests(ClearHiddenTests):
             elif not inside:
                 kept.append(line)
         cell.source = "\n".join(kept)
-        cell.outputs = [
-            _error(output.get("ename", "Error"), str(output.get("evalue", "")))
-            for output in cell.get("outputs", [])
-            if output.output_type == "error"
-        ]
+        cell.outputs = [self._error_shown(output) for output in cell.get("outputs", []) if output.output_type == "error"]
         self._scrub_outputs(cell)
         return cell, resources
+
+    def _error_shown(self, output: NotebookNode) -> NotebookNode:
+        """A test cell's error as feedback shows it: the frames in the student's own cells, then ``ename: evalue``."""
+        error = _error(output.get("ename", "Error"), str(output.get("evalue", "")))
+        error.traceback = student_frames(output.get("traceback", []), self._cells) + error.traceback
+        return error
 
 
 
