@@ -62,35 +62,37 @@ def _instructor_cell_codes(instructor) -> set[str]:
 def student_cells(notebook, instructor=None) -> list[tuple[str, str, bool]]:
     """``(cell name, code, is_solution)`` of every code cell the student wrote, in order.
 
-    Solution cells and cells without nbgrader metadata are the student's. A cell that
-    claims to be a read-only or test cell is skipped only when ``instructor`` (the
-    source or release notebook) has a read-only or test cell of that ``grade_id`` and it
-    is the last cell with that id (earlier duplicates run as ordinary code, see
-    :class:`dpgrader.preprocessors.SanitizeMetadata`); without ``instructor`` its
-    metadata is trusted. With ``instructor``, a cell that is a verbatim copy of one of its
-    read-only or test cells (pasted without metadata) is the instructor's code, not the student's.
+    Solution cells and cells without nbgrader metadata are the student's. With
+    ``instructor`` (the source or release notebook), a cell's nbgrader metadata is read as
+    :class:`dpgrader.preprocessors.SanitizeMetadata` rebuilds it before grading: only its
+    ``grade_id`` counts, and only if the instructor's notebook has that id and the cell is
+    the last with it; its flags are then the instructor's (edited ``solution``, ``locked``,
+    ``grade`` or ``points`` change nothing), and any other cell has no metadata (an unknown or
+    duplicated id is graded as ordinary code, named ``"cell <n>"`` here). The instructor's
+    read-only and test cells are skipped (nbgrader puts their source back), and so is a
+    verbatim copy of one of them pasted without metadata. Without ``instructor`` the
+    metadata is trusted.
     """
     cells = [c for c in _read(notebook).get("cells", []) if isinstance(c, dict)]
-    instructor_ids, instructor_codes = None, set()
-    if instructor is not None:
+    ids = [_nbgrader(cell).get("grade_id") for cell in cells]
+    if instructor is None:
+        last = {grade_id: index for index, grade_id in enumerate(ids)}
+        metadata = [_nbgrader(cell) for cell in cells]
+        instructor_codes: set[str] = set()
+    else:
+        known = {_nbgrader(c).get("grade_id"): _nbgrader(c) for c in _read(instructor).get("cells", [])
+                 if isinstance(c, dict) and _nbgrader(c).get("grade_id")}
+        last = {grade_id: index for index, grade_id in enumerate(ids) if isinstance(grade_id, str) and grade_id in known}
+        metadata = [known[grade_id] if last.get(grade_id, -1) == index else {} for index, grade_id in enumerate(ids)]
         instructor_codes = _instructor_cell_codes(instructor)
-        instructor_ids = {
-            _nbgrader(c).get("grade_id") for c in _read(instructor).get("cells", [])
-            if isinstance(c, dict) and _nbgrader(c).get("locked") and not _nbgrader(c).get("solution")
-        }
-    last = {}
-    for index, cell in enumerate(cells):
-        last[_nbgrader(cell).get("grade_id")] = index
     found = []
-    for index, cell in enumerate(cells):
+    for index, (cell, meta) in enumerate(zip(cells, metadata)):
         if cell.get("cell_type") != "code":
             continue
-        meta = _nbgrader(cell)
         grade_id = meta.get("grade_id")
-        instructors = meta.get("locked") and not meta.get("solution")
-        if instructor_ids is not None:
-            instructors = grade_id in instructor_ids and last.get(grade_id) == index
-        if instructors or (not meta.get("solution") and _source(cell).strip() in instructor_codes):
+        if meta.get("locked") and not meta.get("solution"):
+            continue  # the instructor's read-only or test cell
+        if not meta.get("solution") and _source(cell).strip() in instructor_codes:
             continue
         name = grade_id if grade_id and last.get(grade_id) == index else f"cell {index}"
         found.append((name, _source(cell), bool(meta.get("solution")) and name == grade_id))

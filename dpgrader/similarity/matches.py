@@ -39,12 +39,41 @@ CLASSMATE_EVIDENCE = 20
 CLASSMATE, DPLIB, REFERENCE, UNCHECKED = "classmate", "dplib", "reference", "unchecked"
 
 
+def _without_markers(code: str) -> str:
+    return "\n".join(line for line in code.split("\n") if "### BEGIN SOLUTION" not in line and "### END SOLUTION" not in line)
+
+
 def solution_cells(notebook, instructor=None) -> dict[str, str]:
-    """``grade_id -> code`` of the notebook's code solution cells (solution markers removed)."""
-    return {
-        name: "\n".join(line for line in code.split("\n") if "### BEGIN SOLUTION" not in line and "### END SOLUTION" not in line)
-        for name, code, solution in student_cells(notebook, instructor) if solution
-    }
+    """``grade_id -> code`` of the notebook's code solution cells (solution markers removed).
+
+    With ``instructor``, the cells are those nbgrader grades (:func:`dpgrader.review.student_cells`),
+    and an exercise whose solution cell lost its nbgrader metadata (removed, or its ``grade_id``
+    edited: nbgrader grades the cell as ordinary code, and the tests still call its functions) is
+    the last cell without metadata that defines a name the instructor's solution cell defines.
+    """
+    cells = student_cells(notebook, instructor)
+    found = {name: _without_markers(code) for name, code, solution in cells if solution}
+    if instructor is None:
+        return found
+    taken: set[str] = set()
+    for grade_id, reference in solution_cells(instructor).items():
+        wanted = _top_level_names(reference)
+        if grade_id in found or not wanted:
+            continue
+        for name, code, _ in reversed(cells):
+            if name.startswith("cell ") and name not in taken and wanted & _safe_names(code):
+                found[grade_id] = _without_markers(code)
+                taken.add(name)
+                break
+    return found
+
+
+def _safe_names(code: str) -> frozenset[str]:
+    """:func:`_top_level_names`, or none for a cell the parser gives up on (it is not taken for an exercise)."""
+    try:
+        return _top_level_names(code)
+    except Exception:  # noqa: BLE001 -- e.g. RecursionError: such a cell is reported where it is compared
+        return frozenset()
 
 
 def _defined_functions(code: str) -> list[str]:
