@@ -234,7 +234,9 @@ class _Reviewer(_Checker):
                 self.flag(statement, "dynamic code", f"class {node.name} {DEFERRED_METHODS[statement.name]}")
             elif isinstance(statement, ast.Assign) and any(
                     isinstance(t, ast.Name) and t.id in FAKE_VALUE_METHODS for t in statement.targets):
-                self.flag(statement, "fake value", f"class {node.name} sets a special method by assignment")
+                names = ", ".join(t.id for t in statement.targets if isinstance(t, ast.Name) and t.id in FAKE_VALUE_METHODS)
+                self.flag(statement, "fake value", f"class {node.name} sets a special method by assignment ({names}): "
+                                                   "an object can compare equal to, or convert to, whatever a test expects")
         self.aliases.pop(node.name, None)
         yield from node.decorator_list
         yield from node.body
