@@ -22,12 +22,16 @@ from traitlets import default
 
 # Code is protected first, then math is found, longest delimiters first.
 # (Indented lines are not taken for code: in the course's notes they continue a list item, formulas included.)
-_CODE = re.compile(r"(^[ \t]*```.*?^[ \t]*```[ \t]*$|^[ \t]*~~~.*?^[ \t]*~~~[ \t]*$|`[^`\n]+`)", re.MULTILINE | re.DOTALL)
+# A code span or an inline formula may run over a line break (as in CommonMark and pandoc), never over a blank line.
+_CODE = re.compile(r"(^[ \t]*```.*?^[ \t]*```[ \t]*$|^[ \t]*~~~.*?^[ \t]*~~~[ \t]*$|`(?:[^`\n]|\n(?![ \t]*\n))+`)",
+                   re.MULTILINE | re.DOTALL)
 _MATH = re.compile(
     r"\$\$(?P<d1>.+?)\$\$"  # $$ display $$
     r"|\\\[(?P<d2>.+?)\\\]"  # \[ display \]
     r"|\\\((?P<i1>.+?)\\\)"  # \( inline \)
-    r"|(?<![\\$\w])\$(?P<i2>[^\s$](?:[^$\n]*?[^\s\\$])?)\$(?!\w)",  # $inline$, not a price like $5 or 5$
+    # $inline$ (pandoc's rule): no space inside either $, the closing one not followed by a digit, so a price
+    # ("$5 and $6") is no formula; "Beta$(a, b)$" is one
+    r"|(?<![\\$])\$(?P<i2>[^\s$](?:(?:[^$\n]|\n(?![ \t]*\n))*?[^\s\\$])?)\$(?![\d$])",
     re.DOTALL,
 )
 
@@ -81,6 +85,31 @@ def markdown_math_to_mathml(markdown: str) -> str:
         pieces.append(code.group(0))
         last = code.end()
     pieces.append(_replace_math(markdown[last:]))
+    return "".join(pieces)
+
+
+def text_to_html(text: str) -> str:
+    """Plain text (one line of a report) as HTML: escaped, every formula outside code as MathML.
+
+    A formula latex2mathml cannot parse stays as escaped text.
+
+    Examples
+    --------
+    >>> out = text_to_html("Is $a<b$ for a < b? `$HOME`")
+    >>> out.count("<math") == 1 and "for a &lt; b?" in out and "`$HOME`" in out
+    True
+    """
+    pieces, last = [], 0
+    for match in _MATH.finditer(text):
+        if any(code.start() < match.start() < code.end() for code in _CODE.finditer(text)):
+            continue  # a $ inside a code span is not math
+        display = match.group("d1") is not None or match.group("d2") is not None
+        latex = next(g for g in (match.group("d1"), match.group("d2"), match.group("i1"), match.group("i2")) if g is not None)
+        mathml = latex_to_mathml(latex, display=display)
+        pieces.append(html.escape(text[last:match.start()], quote=False))
+        pieces.append(html.escape(match.group(0), quote=False) if mathml is None else mathml)
+        last = match.end()
+    pieces.append(html.escape(text[last:], quote=False))
     return "".join(pieces)
 
 

@@ -25,8 +25,12 @@ from pathlib import Path
 import numpy as np
 
 from dpgrader.classroom.mistakes import ClassMistakes, Mistake, class_mistakes, graded_assignments
+from dpgrader.mathml import text_to_html
 from dpgrader.safe_output import write_csv
 
+# The page runs no script and loads nothing: its figures are data: URIs, its style inline.
+CONTENT_SECURITY_POLICY = ("<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; img-src data:; "
+                           "style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'\">")
 CSV_FIELDS = ["assignment", "notebook", "grade_id", "cell", "points", "ran", "not_run", "failed", "failed_percent",
               "pending", "graded", "blank", "line"]
 
@@ -122,6 +126,15 @@ def _not_run_text(report: ClassMistakes, labels: Mapping[str, str]) -> tuple[str
             f"<details class=names><summary>submissions that did not run</summary>{who}</details>")
 
 
+def counted(number: int, noun: str) -> str:
+    """``1 student``, ``2 students``: a count with its noun in the right number.
+
+    >>> counted(1, "student"), counted(0, "student"), counted(12, "submission")
+    ('1 student', '0 students', '12 submissions')
+    """
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def _who(student: str, labels: Mapping[str, str]) -> str:
     label = f" <span class=label>({html.escape(labels[student])})</span>" if student in labels else ""
     return f"{html.escape(student)}{label}"
@@ -132,13 +145,13 @@ def _mistake_row(rank: int, mistake: Mistake, labels: Mapping[str, str], names: 
     hints = "".join(f"<li>{html.escape(h)}</li>" for h in mistake.hints)
     students = ""
     if names and mistake.failed:
-        students = (f"<details class=names><summary>{len(mistake.failed)} students</summary>"
+        students = (f"<details class=names><summary>{counted(len(mistake.failed), 'student')}</summary>"
                     + ", ".join(_who(s, labels) for s in mistake.failed) + "</details>")
     return (
         f"<tr><td>{rank}</td><td><code>{html.escape(mistake.grade_id)}</code><br><small>"
         f"{html.escape(mistake.notebook)}, {mistake.points:g} points</small></td>"
         f"<td class=num><b>{share}</b><br><small>{len(mistake.failed)} of {len(mistake.ran)}</small></td>"
-        f"<td>{html.escape(mistake.line) or '<i>the test cell has no docstring</i>'}"
+        f"<td>{text_to_html(mistake.line) or '<i>the test cell has no docstring</i>'}"
         f"{f'<ul class=hints>{hints}</ul>' if hints else ''}</td><td>{students}</td></tr>"
     )
 
@@ -173,12 +186,12 @@ def mistakes_html(report: ClassMistakes, labels: Mapping[str, str] | None = None
     rows = "".join(_mistake_row(rank, m, labels, names) for rank, m in enumerate(report.mistakes, start=1))
     written = "".join(
         f"<tr><td><code>{html.escape(w.grade_id)}</code><br><small>{w.points:g} points</small></td>"
-        f"<td>{html.escape(w.question)}</td><td class=num>{w.pending}</td><td class=num>{w.graded}</td>"
+        f"<td>{text_to_html(w.question)}</td><td class=num>{w.pending}</td><td class=num>{w.graded}</td>"
         f"<td class=num>{w.blank}</td></tr>"
         for w in report.written
     )
     return (
-        "<!DOCTYPE html><html><head><meta charset=utf-8>"
+        f"<!DOCTYPE html><html><head><meta charset=utf-8>{CONTENT_SECURITY_POLICY}"
         f"<title>What the class got wrong: {assignment}</title><style>"
         "body{font-family:sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse;width:100%}"
         "td,th{border-bottom:1px solid #ddd;padding:.4em;vertical-align:top;text-align:left}"
@@ -186,7 +199,7 @@ def mistakes_html(report: ClassMistakes, labels: Mapping[str, str] | None = None
         ".label{color:#777}.figures img{max-width:49%;vertical-align:top}.grid img{max-width:100%}"
         "details.names summary{cursor:pointer;color:#06c}"
         f"</style></head><body><h1>What the class got wrong: {assignment}</h1>"
-        f"<p>{len(report.ran)} submissions ran; {not_run}. A test is failed when the autograder gave it less "
+        f"<p>{counted(len(report.ran), 'submission')} ran; {not_run}. A test is failed when the autograder gave it less "
         "than its points. Each line is the test's own docstring (what it checks: the mistake is not doing that), "
         f"with the hints students see; hidden tests are never shown.</p>{not_run_names if names else ''}"
         f"<div class=figures>{images}</div>"

@@ -63,6 +63,9 @@ def report_html(assignment: str, matches: list[Match], threshold: float = THRESH
     counts = ", ".join(f"{html.escape(g)} {n}" for g, n in per_exercise.items())
     return (
         "<!DOCTYPE html><html><head><meta charset=utf-8>"
+        # no script runs and nothing loads: every text of a submission is escaped, this is the second layer
+        "<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        "base-uri 'none'; form-action 'none'\">"
         f"<title>Similarity report: {html.escape(assignment)}</title><style>"
         "body{font-family:sans-serif;margin:2em}pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:90%}"
         ".pair{display:grid;grid-template-columns:1fr 1fr;gap:1em}.score{color:#a00;font-weight:normal}"
