@@ -31,7 +31,7 @@ Re-exported here, imported with the package (numpy, pandas and scipy only):
   ``EventAudit``, ``audit_threshold``, ``audit_vendors``, ``detection_probability``, ``miss_probability``;
   the vendor mechanisms ``vendor_mechanisms``, ``Vendor``; the floating-point attack and its fixes
   ``textbook_laplace``, ``textbook_laplace_output``, ``can_produce``, ``grid_laplace``,
-  ``opendp_laplace``, ``opendp_laplace_epsilon``; the reconstruction attack ``subset_queries``,
+  ``discrete_laplace_steps``, ``exact_grid_laplace``, ``on_grid``, ``opendp_laplace``, ``opendp_laplace_epsilon``; the reconstruction attack ``subset_queries``,
   ``answer_queries``, ``reconstruct``, ``reconstruction_accuracy``;
 - synthetic data (10): ``marginal``, ``noisy_marginals``, ``consistent_marginals``, ``marginal_errors``,
   ``sample_independent``, ``sample_tree``, ``synthesize``, ``classifier_accuracy``, ``synthetic_utility``,
@@ -117,7 +117,10 @@ from dplib.exponential import (
 from dplib.fairness import group_outcome_probabilities
 from dplib.floating_point import (
     can_produce,
+    discrete_laplace_steps,
+    exact_grid_laplace,
     grid_laplace,
+    on_grid,
     opendp_laplace,
     opendp_laplace_epsilon,
     textbook_laplace,

@@ -9,15 +9,23 @@ the answers (on the planned pair, under add/remove neighbours):
 ====  ==========================================  ===========  ==========================================
 name  mechanism                                   claimed ε    true ε on the pair
 ====  ==========================================  ===========  ==========================================
-A     count + Laplace(1/ε)                        1            1
+A     count + exact grid Laplace(1/ε)             1            1
 B     sum clamped to [0, 2] + Laplace(2·ε)        0.5          2 (scale sensitivity·ε, not sensitivity/ε)
 C     count + discrete Laplace, P(k) ∝ e^(−ε|k|)  0.5          0.5
 D     count + noise drawn once, reused            1            ∞ (the outputs never change)
-E     sum clamped to [0, 1] + Laplace(1/ε)        0.5          0.5
+E     sum clamped to [0, 1] + exact grid Laplace  0.5          0.5
 F     sum "clamped to [0, 1]" + Laplace(1/ε)      0.5          2.5 on this pair; ∞ over all (no clamp)
 G     clamped sum + Laplace(max(data)/ε)          1            ∞ (noise scale read off the data)
 H     count + textbook float Laplace(1/ε)         1            ∞ (gaps in the doubles; see floating_point)
 ====  ==========================================  ===========  ==========================================
+
+The three correct vendors are ε-DP on the computer, not only on the reals: their noise is an exact
+discrete Laplace number of steps of a power-of-two grid (:func:`dplib.floating_point.exact_grid_laplace`,
+the construction OpenDP uses; Canonne, Kamath & Steinke 2020), on answers that lie on that grid (counts;
+E rounds each clamped value to the grid, so its sum is exact), so every output can come from both
+neighbours with probabilities within :math:`e^{\varepsilon}` of each other, exactly. numpy's
+``Generator.laplace`` would not do: it is the textbook inversion of vendor H (Mironov 2012), and an exact
+membership test finds outputs of one neighbour the other cannot produce.
 
 Vendor H counts a rare condition (nobody in ``d`` has it, one person in ``d_prime`` does): the gaps of the
 textbook sampler are widest next to small true answers, so that is where its attack is strongest.
@@ -33,9 +41,12 @@ from typing import Callable
 import numpy as np
 
 from dplib._validation import _require_binary, _require_epsilon, _require_numeric_array
-from dplib.floating_point import textbook_laplace
+from dplib.floating_point import discrete_laplace_steps, exact_grid_laplace, textbook_laplace
 
 __all__ = ["Vendor", "vendor_mechanisms"]
+
+#: The grid of the correct vendors' noise (a power of two: rounding to it and adding steps are exact).
+GRID = 2.0**-20
 
 #: What is wrong with each vendor (``None``: nothing).
 DEFECTS = {
@@ -51,11 +62,11 @@ DEFECTS = {
 
 #: The true epsilon of each vendor on its planned pair (d, d_prime): |shift| / scale for Laplace noise.
 TRUE_EPSILON = {
-    "A": 1.0,  # shift 1, scale 1/1
+    "A": 1.0,  # shift 1 = 2**20 grid steps, scale 2**20 steps: P(y) / P'(y) <= e^1 exactly
     "B": 2.0,  # shift 2, scale 2 * 0.5 = 1
     "C": 0.5,  # discrete Laplace: P(k) / P(k + 1) = e^0.5
     "D": math.inf,  # disjoint outputs: count_d + b and count_d_prime + b
-    "E": 0.5,  # the record 5.0 is clamped to 1: shift 1, scale 2
+    "E": 0.5,  # the record 5.0 is clamped to 1: shift 1 (exact on the grid), scale 2
     "F": 2.5,  # the record 5.0 is not clamped: shift 5, scale 2
     "G": math.inf,  # scales 0.3 and 1.0: the log-ratio of the densities grows without bound
     "H": math.inf,  # an output possible from d but not from d_prime has ratio inf
@@ -85,24 +96,35 @@ def _release(answer: float, noise):
 
 
 def laplace_count(data, size=None, rng=None, *, epsilon: float):
-    """Number of 1s in ``data`` plus Laplace noise of scale 1 / epsilon (correct)."""
-    rng = np.random.default_rng(rng)
-    return _release(float(_require_binary(data, "data").sum()), rng.laplace(0.0, 1.0 / epsilon, _noise_size(size)))
+    """Number of 1s in ``data`` plus Laplace noise of scale 1 / epsilon on the grid 2**-20, sampled exactly (correct).
+
+    A count is a multiple of the grid, so rounding moves nothing: exactly epsilon-DP on doubles
+    (:func:`dplib.floating_point.exact_grid_laplace`).
+    """
+    count = float(_require_binary(data, "data").sum())
+    return _release(0.0, exact_grid_laplace(count, 1.0 / epsilon, GRID, size=_noise_size(size), rng=rng))
 
 
 def geometric_count(data, size=None, rng=None, *, epsilon: float):
-    """Number of 1s plus two-sided geometric noise, P(k) proportional to e^(-epsilon |k|) (correct)."""
-    rng = np.random.default_rng(rng)
-    success = -math.expm1(-epsilon)
-    shape = _noise_size(size)
-    return _release(float(_require_binary(data, "data").sum()), rng.geometric(success, shape) - rng.geometric(success, shape))
+    """Number of 1s plus two-sided geometric noise, P(k) proportional to e^(-epsilon |k|), sampled exactly (correct).
+
+    (:func:`dplib.floating_point.discrete_laplace_steps`; numpy's ``Generator.geometric`` would cut the
+    tails off at a largest value, and the outputs farthest out would come from one neighbour only.)
+    """
+    count = float(_require_binary(data, "data").sum())
+    return _release(count, discrete_laplace_steps(1.0 / epsilon, size=_noise_size(size), rng=rng))
 
 
 def clamped_sum(data, size=None, rng=None, *, epsilon: float, upper: float):
-    """Sum of the values clamped to [0, upper] plus Laplace noise of scale upper / epsilon (correct)."""
-    rng = np.random.default_rng(rng)
-    total = float(np.clip(_require_numeric_array(data, "data"), 0.0, upper).sum())
-    return _release(total, rng.laplace(0.0, upper / epsilon, _noise_size(size)))
+    """Sum of the values clamped to [0, upper] and rounded to the grid 2**-20, plus exact grid Laplace noise (correct).
+
+    Each value is rounded to the grid after the clamp, so the sum is exact in doubles (fewer than
+    2**30 values) and moves by at most ``upper`` when a record is added: exactly
+    (upper / scale)-DP with scale upper / epsilon.
+    """
+    values = np.clip(_require_numeric_array(data, "data"), 0.0, upper)
+    total = float((np.round(values / GRID) * GRID).sum())
+    return _release(0.0, exact_grid_laplace(total, upper / epsilon, GRID, size=_noise_size(size), rng=rng))
 
 
 def scale_times_epsilon_sum(data, size=None, rng=None, *, epsilon: float, upper: float):
