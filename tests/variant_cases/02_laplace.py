@@ -188,6 +188,35 @@ def laplace_mech(value, sensitivity, epsilon, rng=None):
         full=("test_laplace_mech_validation", "test_clipped_sum_sensitivity", "test_laplace_tail"),
     ),
     Variant(
+        "fixed_seeds",
+        {
+            # Seeded once when the cell runs: every call draws new values, every run of the notebook the same ones.
+            "laplace_mech_solution": "SEEDED = np.random.default_rng(0)\n\n\n"
+            + laplace_mech_with("rng.laplace(0.0, sensitivity / epsilon, size=value.shape)",
+                                make_rng="    rng = rng if rng is not None else SEEDED\n"),
+            # The generator seeded in another cell (laplace_mech's): laplace_histogram is graded with dplib's laplace_mech.
+            "laplace_histogram_solution": '''def laplace_histogram(counts, neighbours, epsilon, rng=None):
+    scales = {"add_remove": 1.0, "substitute": 2.0}
+    if neighbours not in scales:
+        raise ValueError(f"neighbours must be 'add_remove' or 'substitute', got {neighbours!r}")
+    counts = np.asarray(counts, dtype=float)
+    generator = rng if rng is not None else SEEDED
+    return counts + generator.laplace(0.0, scales[neighbours] / epsilon, size=counts.shape)''',
+            # numpy's global generator seeded at the top of the cell, drawn from by np.random.laplace.
+            "noisy_average_solution": '''np.random.seed(0)
+
+
+def noisy_average(values, lower, upper, epsilon, rng=None):
+    clipped = np.clip(np.asarray(values, dtype=float), lower, upper)
+    noisy_sum = clipped.sum() + np.random.laplace(0.0, clipped_sum_sensitivity(lower, upper) / (epsilon / 2))
+    return float(noisy_sum / (clipped.size + np.random.laplace(0.0, 2 / epsilon)))''',
+        },
+        # A fixed seed is a fixed table of noise: the tests that ask for a sample (check_is_random) score 0.
+        zero=("test_laplace_mech_scale", "test_laplace_histogram_l1_scale", "test_noisy_average_budget"),
+        full=tuple(t for t in ALL_TESTS
+                   if t not in ("test_laplace_mech_scale", "test_laplace_histogram_l1_scale", "test_noisy_average_budget")),
+    ),
+    Variant(
         "numpy_scalars_zero_d_arrays_and_lists",
         {
             # a 0-d array for a single number, numpy floats for the formulas, a list for the histogram
