@@ -40,12 +40,15 @@ import numpy as np
 CAN_REPLAY = sys.platform.startswith("linux") and hasattr(os, "fork")
 
 # References taken at import time, out of reach of later monkeypatching by student code.
-_fork, _pipe, _read, _write, _close = getattr(os, "fork", None), os.pipe, os.read, os.write, os.close
-_exit, _waitpid, _kill, _dup2, _open, _devnull = os._exit, getattr(os, "waitpid", None), os.kill, os.dup2, os.open, os.devnull
-_O_WRONLY, _SIGKILL = os.O_WRONLY, getattr(signal, "SIGKILL", None)
-_select, _monotonic, _sha256, _sys = select.select, time.monotonic, hashlib.sha256, sys
-_array, _uint32, _array_equal, _flatnonzero, _MT19937 = np.array, np.uint32, np.array_equal, np.flatnonzero, np.random.MT19937
-_numpy_get_state, _numpy_reseed = np.random.mtrand._rand.get_state, np.random.mtrand._rand.seed
+_fork, _waitpid, _WNOHANG = getattr(os, "fork", None), getattr(os, "waitpid", None), getattr(os, "WNOHANG", None)
+_pipe, _read, _write, _close, _exit = os.pipe, os.read, os.write, os.close, os._exit
+_kill, _dup2, _open = os.kill, os.dup2, os.open
+_devnull, _O_WRONLY, _SIGKILL = os.devnull, os.O_WRONLY, getattr(signal, "SIGKILL", None)
+_poll, _POLLIN = getattr(select, "poll", None), getattr(select, "POLLIN", None)
+_monotonic, _sha256, _sys = time.monotonic, hashlib.sha256, sys
+_array, _uint32, _array_equal, _flatnonzero = np.array, np.uint32, np.array_equal, np.flatnonzero
+_MT19937, _numpy_global = np.random.MT19937, np.random.mtrand._rand  # the generator behind np.random.laplace & co.
+_numpy_get_state, _numpy_reseed = _numpy_global.get_state, _numpy_global.seed
 _random_getstate, _random_setstate, _random_reseed = random.getstate, random.setstate, random.seed
 _catch_warnings, _simplefilter = warnings.catch_warnings, warnings.simplefilter
 _type, _min, _max, _bytes, _str, _open_file, _memoryview = type, min, max, bytes, str, open, memoryview
@@ -145,10 +148,11 @@ class Replay:
     def collect(self, timeout: float) -> bytes:
         """The child's bytes; :class:`ReplayError` if it raised, died, or did not answer within ``timeout`` seconds."""
         try:
+            waiting = _poll()  # not select: a kernel may hold more than FD_SETSIZE (1024) descriptors
+            waiting.register(self._read_end, _POLLIN)
             message, deadline = b"", _monotonic() + timeout
             while True:
-                ready, _, _ = _select([self._read_end], [], [], _max(0.0, deadline - _monotonic()))
-                if not ready:
+                if not waiting.poll(_max(0.0, deadline - _monotonic()) * 1000):
                     raise ReplayError(f"the replay did not finish within {timeout:.0f} s")
                 chunk = _read(self._read_end, 65536)
                 if not chunk:
@@ -164,16 +168,17 @@ class Replay:
         raise ReplayError("the replay ended without an answer")
 
     def close(self) -> None:
-        """Kill the child if it still runs, reap it and close the pipe (once)."""
+        """Close the pipe, kill the child if it still runs and reap it (once)."""
         if self._done:
             return
         self._done = True
         _close(self._read_end)
         try:
-            _kill(self._pid, _SIGKILL)
-        except ProcessLookupError:
+            if _waitpid(self._pid, _WNOHANG)[0] == 0:
+                _kill(self._pid, _SIGKILL)
+                _waitpid(self._pid, 0)
+        except ChildProcessError:  # reaped already: the kernel ignores SIGCHLD
             pass
-        _waitpid(self._pid, 0)
 
 
 def _silence_child() -> None:
