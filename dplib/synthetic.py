@@ -30,7 +30,8 @@ __all__ = [
     "synthesize",
 ]
 
-#: Left edges of the public age bins (the census form asks adults, 17 and over); the last is open.
+#: Left edges of the public age bins; the last is open. 17 is fixed by how Adult was made: its extraction
+#: from the 1994 census kept only people older than 16 (the filter AAGE > 16 in adult.names), not read off the data.
 AGE_EDGES = (17, 25, 35, 45, 55, 65)
 
 #: The public domain of the five columns, fixed in advance from UCI's adult.names (education by level).

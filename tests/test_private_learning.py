@@ -209,7 +209,8 @@ def test_dividing_by_len_x_is_zcdp_under_substitution_only():
     for people in (n, n + 1):  # the noise of noisy_gradient really is sigma C / len(X)
         X, y = noise_only_design(people, d)
         noisy = noisy_gradient(np.zeros(d), X, y, C, SIGMA, rng=np.random.default_rng(people))
-        check_distribution(people * noisy[1:] / (SIGMA * C), stats.norm.cdf, what=f"len(X) noise / (sigma C), {people} people")
+        check_distribution(people * noisy[1:] / (SIGMA * C), stats.norm.cdf,
+                           what=f"len(X) * noise / (sigma C), {people} people")
         spreads[people] = SIGMA * C / people
     # one more person whose clipped gradient is C in a column where everybody else's is 0
     wide, narrow = stats.norm(0.0, spreads[n]), stats.norm(C / (n + 1), spreads[n + 1])
