@@ -129,6 +129,7 @@ def grade(task: dict) -> dict:
         if not outcome["success"]:
             result["status"] = Status.ERROR
             result["messages"].append("nbgrader could not grade it: " + _last_error_line(outcome.get("error", "") + "\n" + result["log"]))
+            result["messages"] += list(dict.fromkeys(message for _, message in notes))  # e.g. why the kernel died
             return result
         result["status"] = Status.worst(*(status for status, _ in notes))
         result["messages"] += list(dict.fromkeys(message for _, message in notes))

@@ -12,13 +12,21 @@ code, and for every notebook forks a child that becomes a kernel on its own:
    memory cgroup could be made).
 3. **Namespaces.** New mount, PID, network, IPC and UTS namespaces. Every mount it inherited
    becomes read-only; fresh, size-limited tmpfs are mounted at ``/tmp``, at the work folder and
-   at ``/dev/shm``. Nothing written by one notebook is seen by the next.
+   at ``/dev/shm``. Nothing written by one notebook is seen by the next. What bubblewrap bound
+   read-only below ``/tmp`` (an environment, the course's packages or the font cache of a course
+   that lives under ``/tmp``: every mount below ``/tmp`` in the zygote's view) is bound back,
+   read-only, on the fresh ``/tmp``: the kernel's lazy imports find their files.
+3b. **Nothing of the grader's.** The kernel's stderr is the write end of a pipe of its own, sent
+   with the request (the grader keeps its last lines: why a kernel died); stdin and stdout are
+   ``/dev/null``; every other inherited file descriptor is closed.
 4. **The kernel.** A second fork, PID 1 of the new PID namespace, mounts a procfs of that
    namespace (its system parts read-only, as bubblewrap has them: no other process can be
    seen), drops every capability (the zygote keeps ``CAP_SYS_ADMIN`` for the mounts and
    ``CAP_SETPCAP`` to empty the bounding set) and forks
    the kernel, which sends its PID to the grader, waits for the grader to take it, closes
-   the socket and runs ``ipykernel`` on its connection file. When the kernel ends, PID 1 exits
+   the socket and runs ``ipykernel`` on its connection file, with IPython's history database
+   disabled (:data:`KERNEL_ARGUMENTS`: no ``history.sqlite`` records the cells, hidden tests
+   included), after the kernel arguments the grader forwards. When the kernel ends, PID 1 exits
    as it did and everything the kernel started ends with the namespace.
 
 The first child waits for PID 1 and writes its wait status to the socket. The zygote and
@@ -49,6 +57,11 @@ PRELOADED = (
 KERNEL_FOLDER = "/tmp/kernel"  # the kernel's connection file and ipc sockets, in its own /tmp
 WORK_FOLDER = "/notebook"  # the kernel's working folder, an empty tmpfs of its own (no host path is bound there)
 STATUS = struct.Struct("=i")  # the kernel's wait status, written by the first child
+# Last on every grading kernel's command line (forked or started from scratch): no record of the cells on disk.
+# IPython would write each cell, hidden tests included, to ~/.ipython/profile_default/history.sqlite as it
+# starts; In / _ih stay (in memory). ipykernel's other file of cells, /tmp/ipykernel_<pid>/<hash>.py, is written
+# only on the debugger's dumpCell request, with the code that request carries: never a test cell's.
+KERNEL_ARGUMENTS = ("--HistoryManager.enabled=False",)
 
 _CLONE = {"mount": 0x00020000, "pid": 0x20000000, "net": 0x40000000, "ipc": 0x08000000,
           "uts": 0x04000000}
@@ -101,9 +114,9 @@ def _mount_points() -> list[str]:
         return [line.split()[4].replace("\\040", " ") for line in file]
 
 
-def _make_everything_read_only() -> None:
-    """Remount every mount read-only, keeping its nosuid, nodev and noexec (locked: they cannot be dropped)."""
-    for point in _mount_points():
+def _make_read_only(points: list[str]) -> None:
+    """Remount ``points`` read-only, keeping their nosuid, nodev and noexec (locked: they cannot be dropped)."""
+    for point in points:
         try:
             flags = os.statvfs(point).f_flag
         except OSError:
@@ -115,11 +128,46 @@ def _make_everything_read_only() -> None:
         _mount(None, point, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | kept)
 
 
+def _make_everything_read_only() -> None:
+    _make_read_only(_mount_points())
+
+
+def _outermost(points: list[str]) -> list[str]:
+    """``points`` without those inside another one (a bind of ``/tmp/a`` takes ``/tmp/a/b`` with it)."""
+    return [p for p in points if not any(p.startswith(f"{q}/") for q in points if q != p)]
+
+
+def _open_binds_under_tmp() -> list[tuple[str, int]]:
+    """The mounts below ``/tmp`` (what bubblewrap bound there: a course or environment under ``/tmp``), opened.
+
+    An ``O_PATH`` descriptor of each, taken before a fresh tmpfs covers ``/tmp``, is the source
+    that binds it back (``/proc/self/fd/<n>``).
+    """
+    points = _outermost(sorted({p for p in _mount_points() if p.startswith("/tmp/")}))
+    return [(point, os.open(point, os.O_PATH | os.O_CLOEXEC)) for point in points]
+
+
+def _bind_back(opened: list[tuple[str, int]]) -> None:
+    """Bind each opened mount back at its path on the fresh ``/tmp``, read-only."""
+    for point, fd in opened:
+        source = f"/proc/self/fd/{fd}"
+        if os.path.isdir(source):
+            os.makedirs(point, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(point), exist_ok=True)
+            open(point, "a").close()
+        _mount(source, point, None, _MS_BIND | _MS_REC)
+        os.close(fd)
+        _make_read_only([p for p in _mount_points() if p == point or p.startswith(f"{point}/")])
+
+
 def _private_folders(work_bytes: int, connection: dict) -> None:
-    """Fresh tmpfs where the kernel may write, and its connection file."""
+    """Fresh tmpfs where the kernel may write (what was bound below ``/tmp`` bound back), and its connection file."""
     size = f"size={int(work_bytes)},mode=0755"
+    under_tmp = _open_binds_under_tmp()
     for target in ("/tmp", WORK_FOLDER):
         _mount("tmpfs", target, "tmpfs", _MS_NOSUID | _MS_NODEV, size)
+    _bind_back(under_tmp)
     if os.path.isdir("/dev/shm"):
         _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "size=1m,mode=1777")
     for folder in (os.environ.get("HOME", "/tmp/home"), os.environ.get("MPLCONFIGDIR", "/tmp/matplotlib"),
@@ -158,18 +206,30 @@ def _handshake(kernel: socket.socket, say: bytes, expect: bytes) -> None:
         os._exit(0)  # the grader gave up on this kernel
 
 
-def _run_kernel() -> None:
+def _run_kernel(arguments: list[str]) -> None:
     from ipykernel.kernelapp import IPKernelApp
 
     if sys.path and sys.path[0] in ("", os.getcwd()):
         del sys.path[0]  # as ipykernel_launcher: the working folder is not a place to import from
-    IPKernelApp.launch_instance(argv=["-f", f"{KERNEL_FOLDER}/connection.json"])
+    IPKernelApp.launch_instance(argv=["-f", f"{KERNEL_FOLDER}/connection.json", *arguments, *KERNEL_ARGUMENTS])
 
 
-def _child(kernel: socket.socket, request: dict) -> None:
+def _own_descriptors(stderr: int, kernel: socket.socket) -> None:
+    """stdin and stdout ``/dev/null``, stderr the kernel's own pipe, and no other inherited descriptor but ``kernel``."""
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.dup2(stderr, 2)
+    keep = kernel.fileno()
+    os.closerange(3, keep)
+    os.closerange(keep + 1, os.sysconf("SC_OPEN_MAX"))
+
+
+def _child(kernel: socket.socket, stderr: int, request: dict) -> None:
     """The first child: report, take the limits and namespaces, fork the namespace's init, write its status."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     _die_with_parent()
+    _own_descriptors(stderr, kernel)
     _handshake(kernel, b"A", b"G")
     _set_limits(request["limits"])
     _enter_namespaces()
@@ -177,13 +237,13 @@ def _child(kernel: socket.socket, request: dict) -> None:
     _private_folders(request["work_bytes"], request["connection"])
     init = os.fork()
     if init == 0:
-        _init(kernel)
+        _init(kernel, request)
     _, status = os.waitpid(init, 0)
     kernel.sendall(STATUS.pack(status))
     os._exit(0)
 
 
-def _init(kernel: socket.socket) -> None:
+def _init(kernel: socket.socket, request: dict) -> None:
     """PID 1 of the new PID namespace, without capabilities: fork the kernel, wait, exit as it did.
 
     Its exit code is the kernel's, or ``128 + signal`` if a signal ended it (as a shell reports it).
@@ -195,7 +255,7 @@ def _init(kernel: socket.socket) -> None:
         _drop_capabilities()
         pid = os.fork()
         if pid == 0:
-            _kernel(kernel)
+            _kernel(kernel, request.get("arguments") or [])
         kernel.close()
         code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
         os._exit(code if code >= 0 else 128 - code)
@@ -204,19 +264,24 @@ def _init(kernel: socket.socket) -> None:
         os._exit(70)
 
 
-def _kernel(kernel: socket.socket) -> None:
-    """The kernel: say who it is, wait until the grader holds it, then run ipykernel."""
+def _kernel(kernel: socket.socket, arguments: list[str]) -> None:
+    """The kernel: say who it is, wait until the grader holds it, then run ipykernel.
+
+    If ipykernel cannot start (an import fails), its traceback goes to the kernel's stderr pipe (a
+    copy of it: ipykernel soon redirects fd 2 to the notebook), where the grader finds why it died.
+    """
+    stderr = os.dup(2)  # not inherited by what the kernel starts (os.dup is close-on-exec)
     try:
         _die_with_parent()
         _handshake(kernel, b"K", b"K")
         kernel.close()
         os.chdir(WORK_FOLDER)
-        _run_kernel()
+        _run_kernel(arguments)
         code = 0
     except SystemExit as stop:
         code = stop.code if isinstance(stop.code, int) else 0
     except BaseException:
-        traceback.print_exc()
+        os.write(stderr, traceback.format_exc().encode(errors="replace")[-8192:])
         code = 70
     sys.stdout.flush()
     sys.stderr.flush()
@@ -230,24 +295,30 @@ def serve(control: socket.socket) -> None:
     """Fork a kernel for every request on ``control`` until the grader closes it.
 
     A request is a JSON object (``connection``: the kernel's connection information; ``limits``;
-    ``work_bytes``) sent with one file descriptor: the kernel's own socket to the grader.
+    ``work_bytes``; ``arguments``: the kernel's own command-line arguments) sent with two file
+    descriptors: the kernel's own socket to the grader, and the write end of its stderr pipe.
     """
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the first children are reaped by the system
     while True:
-        message, fds, _, _ = socket.recv_fds(control, 1 << 16, 1)
+        message, fds, _, _ = socket.recv_fds(control, 1 << 16, 2)
         if not message:
             return
+        if len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
+            continue
         request = json.loads(message)
-        kernel = socket.socket(fileno=fds[0])
+        kernel, stderr = socket.socket(fileno=fds[0]), fds[1]
         if os.fork() == 0:
             try:
                 control.close()
-                _child(kernel, request)
+                _child(kernel, stderr, request)
             except BaseException:
                 traceback.print_exc()
             finally:
                 os._exit(70)
         kernel.close()
+        os.close(stderr)
 
 
 def main(fd: int) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 
+from jupyter_core.utils import run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import writes as nbformat_writes
 from nbformat.notebooknode import NotebookNode
@@ -16,6 +17,7 @@ from traitlets import Bool, Dict, Float, Int, List, Unicode
 
 from dpgrader import guard
 from dpgrader.outcomes import Status, note
+from dpgrader.sandbox.stderr import last_error_line
 from dpgrader.preprocessors.cells import (
     _SourceNotebook,
     _bound_names,
@@ -23,6 +25,23 @@ from dpgrader.preprocessors.cells import (
     _import_lines,
     _is_test_cell,
 )
+
+
+POLL_SECONDS = 1  # how often a running cell's time (wall-clock less the kernel's wait for a CPU) is checked
+FAIR_SHARE = 0.9  # a kernel that used this much of its CPU cap in an interval was not starved in it
+
+
+def _charged(wall: float, waited: float, cpu: float | None, cores: float | None) -> float:
+    """The seconds of an interval of ``wall`` seconds charged to a kernel's limits.
+
+    ``waited``: seconds its threads waited, ready to run, for a CPU in that interval; ``cpu``:
+    CPU seconds its cgroup used; ``cores``: its cgroup's CPU cap. A kernel that got less than its
+    share (``cpu < FAIR_SHARE * cores * wall``) was starved by others: the wait is given back, up to
+    half of the interval. One that got its share is charged the whole interval (what it waited for
+    was its own processes).
+    """
+    starved = cpu is None or cores is None or cpu < FAIR_SHARE * cores * wall
+    return wall - (min(max(waited, 0.0), wall / 2) if starved else 0.0)
 
 
 class GuardedExecute(Execute):
@@ -41,6 +60,16 @@ class GuardedExecute(Execute):
     - The notebook's cells share a wall-clock budget (:attr:`time_budget`, set per assignment by the
       class grader from the reference's run time): a cell's limit is the smaller of ``c.Execute.timeout``
       and what is left; past it the later cells are not run (status ``time_budget``).
+    - Both limits count the time the kernel got, not the time others took from it: checked every
+      :data:`POLL_SECONDS`, an interval in which the kernel's cgroup got less than its CPU share is
+      charged its wall-clock time less the seconds the kernel's threads waited, ready to run, for a
+      CPU (``run_delay``; the kernel manager's ``waited_seconds``), at most half of it; an interval in
+      which it got its share is charged in full (:func:`_charged`). So a classmate's load cannot
+      time out an honest notebook, a notebook cannot buy time by keeping itself busy, and no limit
+      stretches past twice its wall-clock length. Where the wait cannot be read, the limits are
+      plain wall-clock.
+    - A kernel that dies before it answers (an import failing at start-up) makes the notebook an
+      ``error`` whose message carries the kernel's own last error line (from its stderr pipe).
     - After every cell, a kernel that filled its work folder (the sandbox's size-limited tmpfs:
       bytes or files) stops the notebook (status ``disk_limit``).
     """
@@ -67,12 +96,27 @@ class GuardedExecute(Execute):
                     "The class grader sets it from the reference solution's run time (--time-budget-factor).",
     ).tag(config=True)
 
+    async def async_start_new_kernel_client(self):
+        """Start the client; a kernel that dies before it answers is an error that says why, in its words."""
+        km = self.km  # nbclient drops it when the kernel fails to start
+        try:
+            return await super().async_start_new_kernel_client()
+        except RuntimeError as error:
+            last = getattr(km, "last_error", None)
+            said = last_error_line(last()) if last is not None else ""
+            note(Status.ERROR, f"{self._notebook}: {error}" + (f"; the kernel's last error: {said}" if said else ""))
+            raise
+
+    start_new_kernel_client = run_sync(async_start_new_kernel_client)  # as nbclient's: the sync name it calls
+
     def preprocess(self, nb: NotebookNode, resources: dict | None = None, km=None):
         self._guard_code = self._guard_setup(resources) if self.guard else None
         self._stopped = None
         self._output_bytes, self._cell_bytes, self._truncated = 0, {}, set()
         self._notebook = ((resources or {}).get("nbgrader") or {}).get("notebook", "notebook")
-        self._deadline = None  # set when the first cell runs (the kernel is up, the guard installed)
+        self._budget_used = None  # seconds charged since the first cell ran (kernel up, guard installed)
+        self._cell_limit = None  # the running cell's limit, and (below) what was charged of it
+        self._reading = None
         size = len(nbformat_writes(nb))
         if len(nb.cells) > self.max_cells or size > self.max_notebook_bytes:
             what = (f"{len(nb.cells)} cells (at most {self.max_cells})" if len(nb.cells) > self.max_cells
@@ -102,8 +146,35 @@ class GuardedExecute(Execute):
         return super().output(outs, msg, display_id, cell_index)
 
     _by_budget = False  # the running cell's time limit is what is left of the notebook's budget
+    _cell_limit = None
+
+    def _reading_now(self) -> tuple[float, float, float | None]:
+        """(wall-clock, seconds the kernel waited for a CPU so far (0 where unknown), its cgroup's CPU seconds or None)."""
+        waited = getattr(self.km, "waited_seconds", None)
+        cpu = getattr(self.km, "cpu_seconds", None)
+        return time.monotonic(), (waited() if waited is not None else None) or 0.0, cpu() if cpu is not None else None
+
+    def _tick(self) -> float:
+        """Charge the interval since the last tick to the budget and the running cell; return its charge."""
+        now, self._reading = self._reading, self._reading_now()
+        if now is None:
+            return 0.0
+        (wall0, waited0, cpu0), (wall1, waited1, cpu1) = now, self._reading
+        cpu = cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None
+        charge = _charged(wall1 - wall0, waited1 - waited0, cpu, getattr(self.km, "cpu_cores", None))
+        self._budget_used += charge
+        self._cell_used += charge
+        return charge
+
+    def _budget_left(self) -> float:
+        return self.time_budget - self._budget_used
 
     async def _async_handle_timeout(self, timeout, cell=None):
+        if self._cell_limit is not None:  # a poll (every POLL_SECONDS): is the cell past its limit yet?
+            self._tick()
+            if self._cell_used < self._cell_limit:
+                return None  # keep waiting for the reply
+            timeout = self._cell_limit
         name = (cell.metadata.get("nbgrader", {}).get("grade_id") if cell is not None else None) or "a cell"
         if not self._by_budget:  # else the budget's own note follows
             note(Status.TIMED_OUT, f"{self._notebook}: {name} timed out after {timeout} s and was interrupted")
@@ -150,15 +221,18 @@ class GuardedExecute(Execute):
         if self._stopped:
             cell.outputs = [_error("CellNotRun", self._stopped)]
             return cell, resources
-        if self._deadline is None:  # the clock starts with the first cell (kernel up, guard installed)
-            self._deadline = time.monotonic() + self.time_budget
-        remaining = self._deadline - time.monotonic()
+        if self._budget_used is None:  # the clock starts with the first cell (kernel up, guard installed)
+            self._budget_used, self._cell_used = 0.0, 0.0
+        self._tick()
+        remaining = self._budget_left()
         if remaining <= 0:
             self._stop_for_budget(cell, index)
             return cell, resources
         cell_limit = self.timeout
         self._by_budget = not cell_limit or remaining < cell_limit
-        self.timeout = max(1, int(remaining)) if self._by_budget else cell_limit
+        self._cell_limit = max(1, int(remaining)) if self._by_budget else cell_limit
+        self._cell_used = 0.0
+        self.timeout = POLL_SECONDS  # nbclient asks _async_handle_timeout after each silent poll
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)
         except DeadKernelError:
@@ -168,8 +242,9 @@ class GuardedExecute(Execute):
             self._stop_for_dead_kernel(cell, index, Status.KERNEL_UNRESPONSIVE)
             return cell, resources
         finally:
-            self.timeout, by_budget, self._by_budget = cell_limit, self._by_budget, False
-        if by_budget and self._deadline - time.monotonic() <= 0:
+            self.timeout, by_budget, self._by_budget, self._cell_limit = cell_limit, self._by_budget, False, None
+            self._tick()
+        if by_budget and self._budget_left() <= 0:
             self._stop_for_budget(cell, index)
         self._check_work_folder(cell, index)
         return cell, resources

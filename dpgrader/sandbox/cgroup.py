@@ -1,4 +1,4 @@
-"""Limits by cgroup: one cgroup per kernel (v1 or v2) for memory and processes, and the breaches it saw."""
+"""Limits by cgroup: one cgroup per kernel (v1 or v2) for memory, processes and CPU, and the breaches it saw."""
 
 from __future__ import annotations
 
@@ -13,31 +13,52 @@ from dpgrader.outcomes import Status
 # --- cgroups ---------------------------------------------------------------------------------------
 
 
-class KernelCgroup:
-    """A cgroup of one kernel (and all it starts): memory and process-count limits, and their breaches.
+CPU_PERIOD_US = 100_000  # the CFS period of the CPU cap (the kernel's default)
 
-    cgroup v1 (a ``memory`` and a ``pids`` hierarchy) or v2 (one unified hierarchy), created
-    below the grader's own cgroup with an unguessable name. ``memory`` / ``pids`` are None
-    where the controller is not available or not writable: the caller falls back.
+
+class KernelCgroup:
+    """A cgroup of one kernel (and all it starts): memory, process-count and CPU limits, and their breaches.
+
+    cgroup v1 (``memory``, ``pids``, ``cpu`` and ``cpuacct`` hierarchies) or v2 (one unified
+    hierarchy), created below the grader's own cgroup with an unguessable name. ``memory`` /
+    ``pids`` / ``cpu_cap`` are None where the controller is not available or not writable: the
+    caller falls back (memory: ``RLIMIT_AS``) or reports it (:meth:`missing`).
+
+    The CPU cap (v1 ``cpu.cfs_quota_us`` over ``cpu.cfs_period_us``, v2 ``cpu.max``) holds every
+    process of the cgroup together, whatever session or scheduler autogroup each one starts
+    (autogroups only group tasks of the root cgroup): fifty busy ``setsid`` processes of one
+    notebook share ``cpu_cores`` cores between them, and a classmate graded beside it keeps the rest.
     """
 
-    def __init__(self, memory_bytes: int, processes: int):
+    def __init__(self, memory_bytes: int, processes: int, cpu_cores: float = 1.0):
+        if not cpu_cores > 0:
+            raise ValueError(f"cpu_cores must be positive, got {cpu_cores!r}")
         self.name = f"dplib-kernel-{secrets.token_hex(8)}"
+        self._folders: set[Path] = set()
         self.memory = self._make("memory", {  # v1 and v2 names; memory + swap capped alike: no swapping past it
             "memory.limit_in_bytes": memory_bytes, "memory.memsw.limit_in_bytes": memory_bytes,
             "memory.max": memory_bytes, "memory.swap.max": 0,
         })
         self.pids = self._make("pids", {"pids.max": processes})
-        # CPU accounting only (no limit): what grading a notebook costs, kernels included (v1 cpuacct, v2 cpu)
+        quota = max(1000, round(cpu_cores * CPU_PERIOD_US))
+        self.cpu_cap = self._make("cpu", {"cpu.cfs_period_us": CPU_PERIOD_US, "cpu.cfs_quota_us": quota,  # v1
+                                          "cpu.max": f"{quota} {CPU_PERIOD_US}"})  # v2
+        # CPU accounting: what grading a notebook costs, kernels included (v1 cpuacct, v2 cpu)
         self.cpu = self._make("cpuacct", {"cpuacct.usage": 0}) or self._make("cpu", {}, accounting=True)
+
+    def missing(self) -> list[str]:
+        """The limits that could not be installed (where the grader could make no cgroup of that controller)."""
+        return [what for what, folder in (("memory", self.memory), ("processes", self.pids), ("CPU", self.cpu_cap))
+                if folder is None]
 
     def _make(self, controller: str, values: dict, accounting: bool = False) -> Path | None:
         for base in self._bases(controller):
             folder = base / self.name
-            try:
-                folder.mkdir()
-            except OSError:
-                continue
+            if folder not in self._folders:  # v2: one folder for every controller
+                try:
+                    folder.mkdir()
+                except OSError:
+                    continue
             try:
                 written = 0
                 for key, value in values.items():
@@ -45,10 +66,12 @@ class KernelCgroup:
                         (folder / key).write_text(str(value))
                         written += 1
                 if written or (accounting and (folder / "cpu.stat").exists()):
+                    self._folders.add(folder)
                     return folder
             except OSError:
                 pass
-            self._remove(folder)
+            if folder not in self._folders:
+                self._remove(folder)
         return None
 
     @staticmethod
@@ -75,7 +98,7 @@ class KernelCgroup:
 
     def enter(self, pid: int | None = None) -> None:
         """Move process ``pid`` into the cgroup (default: the calling one, a child before ``exec``)."""
-        for folder in dict.fromkeys(f for f in (self.memory, self.pids, self.cpu) if f is not None):
+        for folder in self._folders:
             (folder / "cgroup.procs").write_text(str(pid or os.getpid()))
 
     def breaches(self) -> list[tuple[Status, str]]:
@@ -99,8 +122,9 @@ class KernelCgroup:
         return _counter(self.cpu, ("cpu.stat",), "usage_usec") / 1e6
 
     def remove(self) -> None:
-        for folder in dict.fromkeys(f for f in (self.memory, self.pids, self.cpu) if f is not None):
+        for folder in self._folders:
             self._remove(folder)
+        self._folders.clear()
 
     @staticmethod
     def _remove(folder: Path) -> None:

@@ -11,12 +11,16 @@ import tempfile
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Bool, Int
+from traitlets import Bool, Float, Int
 
 from dpgrader.outcomes import Status, measure, note
 from dpgrader.sandbox.cgroup import KernelCgroup
+from dpgrader.guard.zygote import KERNEL_ARGUMENTS
 from dpgrader.sandbox.command import GiB, MiB, bwrap_command, require_sandbox
+from dpgrader.sandbox.stderr import StderrTail
 from dpgrader.sandbox.zygote import KERNEL_IP, WORK_FOLDER, ForkedKernel, Zygote, ZygoteUnavailable
+
+_reported_missing: set[str] = set()  # limits already reported missing by this grading process
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -25,12 +29,20 @@ class SandboxedKernelManager(AsyncKernelManager):
     Select it for nbgrader with ``c.Execute.kernel_manager_class =
     "dpgrader.sandbox.SandboxedKernelManager"``. Where the instructor opted out
     (``DPLIB_NO_SANDBOX=1``) it starts plain kernels (still with the rlimits).
+
+    A sandboxed kernel inherits no file of the grader's: stdin and stdout ``/dev/null``, stderr a
+    pipe whose last lines the grader keeps (:meth:`last_error`, why a kernel died before it
+    answered). It runs with IPython's history database disabled
+    (:data:`~dpgrader.guard.zygote.KERNEL_ARGUMENTS`, last on its command line). A limit whose cgroup
+    could not be made is logged once per grading process (memory falls back to ``RLIMIT_AS``; CPU
+    and processes have no fallback).
     """
 
     memory_limit = Int(2 * GiB, help="Bytes of memory for the kernel and all it starts.").tag(config=True)
     process_limit = Int(64, help="Processes (and threads) the kernel may have at once.").tag(config=True)
     file_size_limit = Int(256 * MiB, help="Largest file the kernel may write, in bytes.").tag(config=True)
     cpu_limit = Int(600, help="CPU seconds of the kernel process (per notebook).").tag(config=True)
+    cpu_cores = Float(1.0, help="Cores the kernel and all it starts may use at once (its cgroup's CPU cap).").tag(config=True)
     work_bytes = Int(256 * MiB, help="Bytes the kernel may write in its work folder (and, as much again, in /tmp).").tag(config=True)
     work_files = Int(2000, help="Files and folders the kernel may create in its work folder and /tmp together.").tag(config=True)
     preforked = Bool(True, help="Fork each kernel from a sandboxed zygote that imported the course's libraries "
@@ -39,6 +51,7 @@ class SandboxedKernelManager(AsyncKernelManager):
     _channel_dir: Path | None = None
     _workdir: Path | None = None
     _cgroup: KernelCgroup | None = None
+    _stderr: StderrTail | None = None
     sandboxed: bool = False
 
     async def _async_pre_start_kernel(self, **kw):
@@ -49,12 +62,16 @@ class SandboxedKernelManager(AsyncKernelManager):
             self.ip = str(self._channel_dir / "zmq")
             self.connection_file = str(self._channel_dir / "connection.json")
         kernel_cmd, kw = await super()._async_pre_start_kernel(**kw)
-        self._cgroup = KernelCgroup(self.memory_limit, self.process_limit) if self.sandboxed else None
+        self._cgroup = KernelCgroup(self.memory_limit, self.process_limit, self.cpu_cores) if self.sandboxed else None
         if self.sandboxed:
+            self._report_missing_limits()
+            kernel_cmd = [*kernel_cmd, *KERNEL_ARGUMENTS]
             self._workdir = Path(kw.get("cwd") or os.getcwd()).resolve()
             kw["env"] = {}  # bwrap --clearenv sets the kernel's environment
             kw["stdout"] = subprocess.DEVNULL  # ipykernel's banner, and whatever student code writes to fd 1
             kw["stdin"] = subprocess.DEVNULL  # no pipe of the grader's in the kernel's hands
+            self._stderr = StderrTail()  # not the worker's log file: a kernel could reopen and forge it
+            kw["stderr"] = self._stderr.write_fd
         else:
             env = dict(kw.get("env") or os.environ)
             env.pop("MPLBACKEND", None)  # the kernel's own inline backend: figures reach the feedback
@@ -62,23 +79,36 @@ class SandboxedKernelManager(AsyncKernelManager):
         kw["preexec_fn"] = self._limit_child
         return kernel_cmd, kw
 
-    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
-        if self.sandboxed:
-            if self.preforked:
-                try:
-                    self._launch_forked(python=kernel_cmd[0])
-                    return
-                except ZygoteUnavailable as error:
-                    self.log.warning("Starting the kernel from scratch: %s", error)
-            kernel_cmd = bwrap_command(kernel_cmd, self._workdir, self._channel_dir, self.work_bytes)
-        await super()._async_launch_kernel(kernel_cmd, **kw)
+    def _report_missing_limits(self) -> None:
+        missing = [what for what in self._cgroup.missing() if what not in _reported_missing]
+        if missing:
+            _reported_missing.update(missing)
+            self.log.warning("No cgroup limits %s for the grading kernels on this machine (memory falls back to "
+                             "RLIMIT_AS; without a CPU cap one notebook can slow a classmate graded beside it)",
+                             ", ".join(missing))
 
-    def _launch_forked(self, python: str) -> None:
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
+        try:
+            if self.sandboxed:
+                if self.preforked:
+                    try:
+                        self._launch_forked(kernel_cmd)
+                        return
+                    except ZygoteUnavailable as error:
+                        self.log.warning("Starting the kernel from scratch: %s", error)
+                kernel_cmd = bwrap_command(kernel_cmd, self._workdir, self._channel_dir, self.work_bytes)
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+        finally:
+            if self._stderr is not None:
+                self._stderr.close_writer()  # the kernel holds its own copy
+
+    def _launch_forked(self, kernel_cmd: list[str]) -> None:
         """A kernel forked by the zygote: its sockets in its own ``/tmp``, reached through ``/proc/<pid>/root``."""
         connection = dict(self.get_connection_info())
         connection.update(key=connection["key"].decode(), ip=KERNEL_IP)
-        zygote = Zygote.for_python(python, self.log)
-        process = zygote.spawn(connection, self._rlimits(), self.work_bytes, self._cgroup)
+        zygote = Zygote.for_python(kernel_cmd[0], self.log)
+        process = zygote.spawn(connection, self._rlimits(), self.work_bytes, self._cgroup, self._stderr.write_fd,
+                               _kernel_arguments(kernel_cmd))
         measure("kernel_cpu", zygote.take_cpu_seconds())  # the imports (first kernel), then a fork
         provisioner = self.provisioner
         provisioner.process, provisioner.pid, provisioner.pgid = process, process.pid, None
@@ -167,6 +197,39 @@ class SandboxedKernelManager(AsyncKernelManager):
             return None
         return f"/proc/{inside[-1].pid}/root" if inside else None
 
+    def last_error(self, wait: float = 2.0) -> str:
+        """The last error line the kernel wrote to its stderr (why it died before answering), or ``""``."""
+        return self._stderr.last_error(wait) if self._stderr is not None else ""
+
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the kernel's cgroup (the kernel and all it started) used so far, or None where unknown."""
+        return self._cgroup.cpu_seconds() if self._cgroup is not None else None
+
+    def waited_seconds(self) -> float | None:
+        """Seconds the kernel's threads spent ready to run but waiting for a CPU so far (None where unknown).
+
+        The sum of ``run_delay`` in ``/proc/<pid>/task/<tid>/schedstat`` of the kernel process (the
+        kernel, not the processes it starts). :class:`~dpgrader.preprocessors.GuardedExecute`
+        gives this time back to a notebook's limits.
+        """
+        process = getattr(self.provisioner, "process", None) if self.provisioner else None
+        if process is None:
+            return None
+        pid = process.pid
+        if not isinstance(process, ForkedKernel):  # bwrap, then the kernel: the innermost process
+            root = self._sandbox_root()
+            if root is None:
+                return None
+            pid = int(root.split("/")[2])
+        total = 0
+        try:
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/schedstat") as stats:
+                    total += int(stats.read().split()[1])
+        except (OSError, ValueError, IndexError):
+            return None
+        return total / 1e9
+
     def note_breaches(self) -> None:
         """Note the limits this kernel hit (once)."""
         if self._cgroup is not None:
@@ -175,3 +238,14 @@ class SandboxedKernelManager(AsyncKernelManager):
         code = self.provisioner.process.returncode if self.provisioner and getattr(self.provisioner, "process", None) else None
         if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
             note(Status.CPU_LIMIT, f"the kernel used up its {self.cpu_limit} CPU seconds and was stopped")
+
+
+def _kernel_arguments(kernel_cmd: list[str]) -> list[str]:
+    """ipykernel's arguments in ``kernel_cmd`` (``python -m ipykernel_launcher -f <file> <arguments>``), ``-f`` left out."""
+    arguments = list(kernel_cmd[1:])
+    if arguments[:1] == ["-m"]:
+        arguments = arguments[2:]
+    while "-f" in arguments:
+        at = arguments.index("-f")
+        del arguments[at:at + 2]
+    return [a for a in arguments if not a.startswith("--f=") and a not in KERNEL_ARGUMENTS]  # the fork adds those

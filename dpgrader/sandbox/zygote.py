@@ -4,7 +4,9 @@
 and limits of its own; this module starts it (:class:`Zygote`), asks it for kernels
 (:meth:`Zygote.spawn`), puts each kernel in its cgroup, and hands jupyter_client a process object
 (:class:`ForkedKernel`) to poll, signal and wait for. The zygote talks to the grader only over a
-socket pair made here; no file of the grader's is shared with it.
+socket pair made here; no file of the grader's is shared with it: its stdin and stdout are
+``/dev/null``, its stderr, and each kernel's, a pipe of its own whose last lines the grader
+keeps (:class:`~dpgrader.sandbox.stderr.StderrTail`).
 
 Where the zygote cannot start or fork (nested user namespaces disabled, say), :class:`ZygoteUnavailable`
 is raised and the kernel manager starts a plain sandboxed kernel instead: slower, equally isolated.
@@ -26,6 +28,7 @@ import time
 from dpgrader.guard.zygote import KERNEL_FOLDER, STATUS, WORK_FOLDER
 from dpgrader.sandbox.cgroup import KernelCgroup
 from dpgrader.sandbox.command import GiB, MiB, bwrap_command
+from dpgrader.sandbox.stderr import StderrTail
 
 KERNEL_IP = f"{KERNEL_FOLDER}/zmq"  # the kernel's ipc sockets, inside its sandbox
 START_SECONDS = 120.0  # importing numpy, pandas, scipy.stats, matplotlib and dplib, on a loaded machine
@@ -102,6 +105,7 @@ class Zygote:
         self.cgroup: KernelCgroup | None = None
         self._control: socket.socket | None = None
         self._cpu_taken = 0.0
+        self.stderr: StderrTail | None = None
 
     @classmethod
     def for_python(cls, python: str, log=None) -> "Zygote":
@@ -132,19 +136,24 @@ class Zygote:
         command = bwrap_command([self.python, "-m", "dpgrader.guard.zygote", str(theirs.fileno())],
                                 workdir=WORK_FOLDER, channel_dir=None, work_bytes=MiB,
                                 keep_capabilities=("CAP_SYS_ADMIN", "CAP_SETPCAP"))
+        self.stderr = StderrTail()
         try:
             self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()], env={}, stdin=subprocess.DEVNULL,
-                                            stdout=subprocess.DEVNULL, preexec_fn=self.cgroup.enter)
+                                            stdout=subprocess.DEVNULL, stderr=self.stderr.write_fd,
+                                            preexec_fn=self.cgroup.enter)
         except OSError as error:
             mine.close()
             raise ZygoteUnavailable(f"the zygote could not start: {error}") from error
         finally:
             theirs.close()
+            self.stderr.close_writer()
         ready = select.select([mine], [], [], START_SECONDS)[0] and mine.recv(16)
         if ready != b"ready":
             mine.close()
             self.stop()
-            raise ZygoteUnavailable("the zygote did not get ready (it could not import the course's packages?)")
+            said = self.stderr.last_error(wait=5)
+            raise ZygoteUnavailable("the zygote did not get ready (it could not import the course's packages?)"
+                                    + (f": {said}" if said else ""))
         self._control = mine
 
     def take_cpu_seconds(self) -> float:
@@ -171,11 +180,13 @@ class Zygote:
             self.cgroup.remove()
             self.cgroup = None
 
-    def spawn(self, connection: dict, limits: dict, work_bytes: int, cgroup: KernelCgroup | None) -> ForkedKernel:
+    def spawn(self, connection: dict, limits: dict, work_bytes: int, cgroup: KernelCgroup | None,
+              stderr: int, arguments: list[str] = ()) -> ForkedKernel:
         """Fork a kernel for ``connection`` (its connection information, ``ip`` inside the sandbox).
 
         ``limits`` are its rlimits by ``resource`` name, ``work_bytes`` the size of each of its tmpfs,
-        ``cgroup`` the cgroup it is moved into before it takes its namespaces.
+        ``cgroup`` the cgroup it is moved into before it takes its namespaces, ``stderr`` the write
+        end of its stderr pipe (a copy is sent), ``arguments`` ipykernel's command-line arguments.
 
         Raises
         ------
@@ -185,10 +196,10 @@ class Zygote:
         channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         channel.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         channel.settimeout(FORK_SECONDS)
-        request = {"connection": connection, "limits": limits, "work_bytes": work_bytes}
+        request = {"connection": connection, "limits": limits, "work_bytes": work_bytes, "arguments": list(arguments)}
         try:
             with self._lock:
-                socket.send_fds(self._control, [json.dumps(request).encode()], [theirs.fileno()])
+                socket.send_fds(self._control, [json.dumps(request).encode()], [theirs.fileno(), stderr])
             theirs.close()
             first = _sender(channel, b"A")
             if cgroup is not None:
