@@ -5,9 +5,11 @@ much CPU as the cells of a notebook. The zygote pays it once per grading process
 the grading sandbox (``bwrap``, see :mod:`dpgrader.sandbox`), imports all that, runs no student
 code, and for every notebook forks a child that becomes a kernel on its own:
 
-1. **Report, and be put in the kernel's cgroup.** The child writes one byte to the kernel's
-   socket (the grader reads its PID through ``SO_PASSCRED``), and waits for the grader to move it
-   into the kernel's cgroup (memory, processes, CPU accounting).
+1. **Report, and be put in the kernel's cgroup.** The child takes its own descriptors (stdin and
+   stdout ``/dev/null``, stderr the write end of a pipe of its own sent with the request, whose
+   last lines the grader keeps; every other inherited descriptor closed), writes one byte to the
+   kernel's socket (the grader reads its PID through ``SO_PASSCRED``), and waits for the grader to
+   move it into the kernel's cgroup (memory, processes, CPU cap and accounting).
 2. **Limits.** The kernel's rlimits (file size, CPU seconds, core files; address space where no
    memory cgroup could be made).
 3. **Namespaces.** New mount, PID, network, IPC and UTS namespaces. Every mount it inherited
@@ -16,9 +18,6 @@ code, and for every notebook forks a child that becomes a kernel on its own:
    read-only below ``/tmp`` (an environment, the course's packages or the font cache of a course
    that lives under ``/tmp``: every mount below ``/tmp`` in the zygote's view) is bound back,
    read-only, on the fresh ``/tmp``: the kernel's lazy imports find their files.
-3b. **Nothing of the grader's.** The kernel's stderr is the write end of a pipe of its own, sent
-   with the request (the grader keeps its last lines: why a kernel died); stdin and stdout are
-   ``/dev/null``; every other inherited file descriptor is closed.
 4. **The kernel.** A second fork, PID 1 of the new PID namespace, mounts a procfs of that
    namespace (its system parts read-only, as bubblewrap has them: no other process can be
    seen), drops every capability (the zygote keeps ``CAP_SYS_ADMIN`` for the mounts and

@@ -20,10 +20,18 @@ its read-only binds writable). No network (network namespace): the kernel talks 
 sockets in a private folder the grader creates with :func:`tempfile.mkdtemp`.
 
 Limits (:class:`SandboxedKernelManager` traits, set in ``nbgrader_config.py``): bytes and files
-written (the tmpfs sizes; checked after every cell, a breach stops the notebook), memory and
-processes by a cgroup per kernel where the machine lets the grader create one (cgroup v1
-or v2), else memory by ``RLIMIT_AS``; file size and CPU seconds by rlimits (they bind
-root too). The PID namespace kills everything the kernel started when it ends, including
+written (the tmpfs sizes; checked after every cell, a breach stops the notebook), memory,
+processes and CPU share by a cgroup per kernel where the machine lets the grader create one
+(cgroup v1 or v2), else memory by ``RLIMIT_AS`` (a limit without its cgroup is logged); file size and CPU
+seconds by rlimits (they bind root too). The CPU cap (``cpu_cores``, one core by default) holds every
+process of the kernel together, whatever sessions they start: a notebook cannot starve a classmate
+graded beside it, and the notebook's time limits count the time its kernel got
+(:class:`~dpgrader.preprocessors.GuardedExecute`).
+
+Nothing of the grader's: the kernel's (and the zygote's) stdin and stdout are ``/dev/null``, its
+stderr a pipe whose last 8 KiB the grader keeps (:mod:`.stderr`: why a kernel died before it answered,
+shown by the pre-flight); no other descriptor is inherited. No record of the cells: IPython's
+history database is disabled (``--HistoryManager.enabled=False``, last on every kernel's command line). The PID namespace kills everything the kernel started when it ends, including
 ``setsid`` daemons. Output bytes, notebook size and cell count are limited by the
 nbgrader plug-ins (:mod:`dpgrader.preprocessors`). Each breach is noted with its
 :class:`~dpgrader.outcomes.Status`.
@@ -31,7 +39,8 @@ nbgrader plug-ins (:mod:`dpgrader.preprocessors`). Each breach is noted with its
 Every kernel but the first is cheap: :mod:`.zygote` starts, once per grading process, a
 sandboxed Python (same command, same view) that imports ipykernel, numpy, pandas, scipy.stats,
 matplotlib and dplib and then only forks. Each fork takes new mount, PID, network, IPC and UTS
-namespaces, makes every inherited mount read-only, mounts fresh tmpfs at ``/tmp``, its work
+namespaces, makes every inherited mount read-only, mounts fresh tmpfs at ``/tmp`` (binding back,
+read-only, what bwrap bound below ``/tmp``: a course or environment that lives there), its work
 folder (``/notebook``) and ``/dev/shm`` and a procfs of its own, joins its cgroup, drops every
 capability and runs the kernel (see :mod:`dpgrader.guard.zygote`). Nothing of one notebook
 reaches the next; where the zygote cannot run, the kernel starts from scratch as above.
@@ -40,7 +49,7 @@ Where bubblewrap cannot run, grading stops with :class:`SandboxUnavailable`, who
 message names the fix. ``DPLIB_NO_SANDBOX=1`` (or ``--no-sandbox`` on the class
 grader) grades unsandboxed anyway, with a warning.
 The package holds :mod:`.command` (the ``bwrap`` command, and whether it can run),
-:mod:`.cgroup` (the cgroup limits), :mod:`.zygote` (the forking of kernels) and :mod:`.manager` (the kernel manager); the names
+:mod:`.cgroup` (the cgroup limits), :mod:`.stderr` (a kernel's stderr pipe), :mod:`.zygote` (the forking of kernels) and :mod:`.manager` (the kernel manager); the names
 below are re-exported here, under the dotted names ``nbgrader_config.py`` uses.
 """
 
