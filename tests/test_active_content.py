@@ -266,3 +266,33 @@ def test_student_frames_show_the_students_lines_never_the_tests():
     (error,) = test.outputs
     assert error.traceback[-1] == "ValueError: math domain error"
     assert "    return math.log(x)" in error.traceback and not any("f(-1)" in line for line in error.traceback)
+
+
+HOSTILE_ID = f"<img src=x onerror={MARK}()>"
+HOSTILE_CODE = f"</pre><script>{MARK}()</script><a href='javascript:{MARK}()'>x</a>"
+
+
+def test_the_similarity_report_escapes_every_text_of_a_submission():
+    from dpgrader.similarity.matches import CLASSMATE, REFERENCE, UNCHECKED, Match
+    from dpgrader.similarity.report import report_html
+
+    matches = [Match("a", f"x_solution{HOSTILE_ID}", HOSTILE_ID, "bob", 0.97, HOSTILE_CODE, "y = 1", CLASSMATE),
+               Match("a", "x_solution", HOSTILE_ID, "reference", 0.9, HOSTILE_CODE, "", REFERENCE),
+               Match("a", HOSTILE_ID, HOSTILE_ID, HOSTILE_CODE, 0.0, "", "", UNCHECKED)]
+    page = report_html(HOSTILE_ID, matches, sizes={HOSTILE_ID: 1})
+    assert not active_parts(page)
+    assert "Content-Security-Policy" in page and page.count(html.escape(HOSTILE_ID)) >= 4
+
+
+def test_the_misconception_report_escapes_every_text_of_a_submission():
+    from dpgrader.classroom import ClassMistakes, Mistake, WrittenAnswer, mistakes_html
+
+    students = (HOSTILE_ID, "bob")
+    mistakes = (Mistake("a", "test_x", 2.0, f"Check that $x^2$ is {HOSTILE_CODE}", (HOSTILE_CODE,),
+                        ran=students, failed=(HOSTILE_ID,)),)
+    report = ClassMistakes("a", mistakes, (WrittenAnswer("a", "written_x", 2.0, f"Why $e^x$? {HOSTILE_CODE}", 1, 1, 0),),
+                           {s: 50.0 for s in students}, students, {HOSTILE_CODE: HOSTILE_ID})
+    page = mistakes_html(report, labels={HOSTILE_ID: HOSTILE_CODE})
+    assert not active_parts(page)
+    assert "Content-Security-Policy" in page and "<summary>1 student</summary>" in page and "2 submissions ran" in page
+    assert page.count("<math") == 2, "the questions' math renders"
