@@ -33,7 +33,8 @@ def read_notebook(notebook):
     Parameters
     ----------
     notebook : str, Path, dict or nbformat.NotebookNode
-        A notebook file, or a notebook already parsed from JSON (of any nbformat version).
+        A notebook file, or a notebook already parsed from JSON (of any nbformat version). A
+        format-4 ``NotebookNode`` is taken as read (nbformat made it) and returned as it is.
 
     Returns
     -------
@@ -63,6 +64,8 @@ def read_notebook(notebook):
     """
     import nbformat
 
+    if isinstance(notebook, nbformat.NotebookNode) and notebook.get("nbformat") == 4 and "cells" in notebook:
+        return notebook  # read already (the review passes what it read on to its helpers)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -74,6 +74,7 @@ def student_cells(notebook, instructor=None) -> list[tuple[str, str, bool]]:
     metadata is trusted.
     """
     cells = [c for c in _read(notebook).get("cells", []) if isinstance(c, dict)]
+    instructor = _read(instructor) if instructor is not None else None  # read once, for the helpers below
     ids = [_nbgrader(cell).get("grade_id") for cell in cells]
     if instructor is None:
         last = {grade_id: index for index, grade_id in enumerate(ids)}

@@ -26,6 +26,7 @@ def review_notebook(notebook, instructor=None) -> tuple[Flag, ...]:
     the review goes on with the next cell: a cell is never passed over in silence.
     """
     notebook = _read(notebook)
+    instructor = _read(instructor) if instructor is not None else None
     reviewer = _Reviewer()
     for code in _instructor_code(notebook, instructor):
         tree = _parse(code)

@@ -51,6 +51,7 @@ def solution_cells(notebook, instructor=None) -> dict[str, str]:
     edited: nbgrader grades the cell as ordinary code, and the tests still call its functions) is
     the last cell without metadata that defines a name the instructor's solution cell defines.
     """
+    instructor = _read(instructor) if instructor is not None else None  # read once
     cells = student_cells(notebook, instructor)
     found = {name: _without_markers(code) for name, code, solution in cells if solution}
     if instructor is None:
@@ -221,6 +222,7 @@ def find_matches(submissions: dict[str, object], source, assignment: str = "", t
     match with the reason, never silence. Errors in the instructor's notebook or in dplib
     propagate: the whole comparison could not be made.
     """
+    source = _read(source)  # read once; an unreadable instructor's notebook propagates
     reference_code = solution_cells(source)
     exported = {name: _top_level_names(code) for name, code in reference_code.items()}
     references = {name: cell_fingerprints(code, exported[name]) for name, code in reference_code.items()}
@@ -231,6 +233,7 @@ def find_matches(submissions: dict[str, object], source, assignment: str = "", t
     units: dict[tuple[str, str], frozenset] = {}
     for student, notebook in submissions.items():
         try:
+            notebook = _read(notebook)
             found = solution_cells(notebook, source)
             everything = {name: code for name, code, _ in student_cells(notebook, source)}
         except Exception as error:  # noqa: BLE001 -- an UNCHECKED match, never dropped (fail closed)
