@@ -79,6 +79,7 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*\Z")
 
 KEPT_TYPES = ("text/plain", "text/html", "image/png", "image/jpeg", "text/latex")
 IMAGE_SIZE_KEYS = ("width", "height")
+MAX_CACHED_CHARACTERS = 20_000  # a longer cell (a student's) is rendered without keeping it in memory
 _WRAPPER = '<div class="dp-markdown">'
 REMOVED_NOTE = "[{kinds} output removed: active content is not shown in grading and feedback pages]"
 
@@ -136,6 +137,8 @@ def markdown_to_safe_html(source: str, attachments: dict | None = None) -> str:
     '<div class="dp-markdown"><p>Say <em>hi</em> <a rel="noopener noreferrer">x</a> <img src="x"></p></div>'
     """
     images = _image_attachments(attachments or {})
+    if len(str(source)) > MAX_CACHED_CHARACTERS:
+        return _markdown_to_safe_html.__wrapped__(str(source), tuple((n, tuple(k.items())) for n, k in images.items()))
     if not images:  # the course's own cells repeat in every submission: rendered once per process
         return _markdown_to_safe_html(str(source))
     return _markdown_to_safe_html(str(source), tuple((name, tuple(kinds.items())) for name, kinds in images.items()))

@@ -150,7 +150,7 @@ def scrub(text: str, secrets: set[str]) -> tuple[str, int]:
 
 _DATA_URI = re.compile(r"data:[\w.+/-]*(?:;[\w.+=-]*)*;base64,([A-Za-z0-9+/=\s]+)", re.IGNORECASE)
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-MAX_INFLATED_BYTES = 64 << 20  # an image that inflates to more than this is not read further
+MAX_INFLATED_BYTES = 16 << 20  # a text chunk that inflates to more than this is not read further
 
 
 def _squeezed(text: str) -> str:
@@ -158,15 +158,16 @@ def _squeezed(text: str) -> str:
 
 
 def _png_texts(data: bytes) -> list[bytes]:
-    """The text chunks of a PNG (tEXt, zTXt, iTXt, inflated when compressed) and its inflated pixel rows."""
-    found, pixels, position = [], [], len(_PNG_SIGNATURE)
+    """The text chunks of a PNG: tEXt, zTXt and iTXt, inflated when compressed.
+
+    Its pixels are not read: text drawn into an image is beyond any scrub (an OCR would be needed).
+    """
+    found, position = [], len(_PNG_SIGNATURE)
     while position + 8 <= len(data):
         length = int.from_bytes(data[position:position + 4], "big")
         kind, body = data[position + 4:position + 8], data[position + 8:position + 8 + length]
         position += 12 + length
-        if kind == b"IDAT":
-            pixels.append(body)
-        elif kind in (b"tEXt", b"iTXt", b"zTXt"):
+        if kind in (b"tEXt", b"iTXt", b"zTXt"):
             found.append(body)
             keyword_end = body.find(b"\0")
             for start in (keyword_end + 2, keyword_end + 3, keyword_end + 5):  # zTXt; iTXt (flags, method, tags)
@@ -174,10 +175,6 @@ def _png_texts(data: bytes) -> list[bytes]:
                     found.append(zlib.decompressobj().decompress(body[start:], MAX_INFLATED_BYTES))
                 except zlib.error:
                     pass
-    try:
-        found.append(zlib.decompressobj().decompress(b"".join(pixels), MAX_INFLATED_BYTES))
-    except zlib.error:
-        pass
     return found
 
 
@@ -202,7 +199,7 @@ def _markup_text(value: str) -> str:
 def _views(value: str, depth: int = 0) -> list[str]:
     """The texts a browser could show from one output value: as written, its text without markup (an SVG's
     ``<text>``), and, decoded, the base64 of an image and the ``data:`` URIs inside it (recursively, twice)."""
-    views = [value, _markup_text(value)]
+    views = [value, _markup_text(value)] if "<" in value else [value]
     if depth >= 2:
         return views
     blobs = [match.group(1) for match in _DATA_URI.finditer(value)]
@@ -226,7 +223,11 @@ def quotes_secret(value: str, secrets: set[str]) -> bool:
     if not secrets or not value:
         return False
     forms = {_squeezed(form) for line in secrets for form in (line, json.dumps(line)[1:-1], repr(line)[1:-1])}
-    return any(form in _squeezed(view) for view in _views(value) for form in forms)
+    for view in _views(value):
+        squeezed = _squeezed(view)
+        if any(form in squeezed for form in forms):
+            return True
+    return False
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
