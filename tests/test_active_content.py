@@ -296,3 +296,15 @@ def test_the_misconception_report_escapes_every_text_of_a_submission():
     assert not active_parts(page)
     assert "Content-Security-Policy" in page and "<summary>1 student</summary>" in page and "2 submissions ran" in page
     assert page.count("<math") == 2, "the questions' math renders"
+
+
+def test_a_pasted_image_stays_and_other_attachments_go():
+    figure = b64(png())
+    cell = new_markdown_cell("My plot: ![plot](attachment:plot.png) and ![page](attachment:page.html)",
+                             attachments={"plot.png": {"image/png": figure[:20] + "\n" + figure[20:]},
+                                          "page.html": {"text/html": b64(f"<script>{MARK}()</script>")}})
+    notebook = new_notebook(cells=[cell])
+    NeutralizeActiveContent().preprocess(notebook, {})
+    page, _ = classic_page(notebook)
+    assert f'src="data:image/png;base64,{figure}"' in page and not active_parts(page)
+    assert "attachments" not in notebook.cells[0]

@@ -13,8 +13,8 @@ pipeline. Everything goes through one allow-list sanitizer, nh3 (Ammonia), never
 expressions:
 
 - ``text/html`` outputs are cleaned (:func:`clean_html`): pandas tables, images, MathML stay;
-  scripts, styles, frames, forms, event handlers, ``id``/``style`` attributes and URLs other than
-  http(s), mailto, relative ones and ``data:image/...`` in an ``<img>`` go;
+  scripts, styles, frames, forms, event handlers, ``id``/``style`` attributes, links other than
+  http(s), mailto and relative ones, and images other than ``data:image/...`` go;
 - ``image/svg+xml`` becomes an ``<img>`` of a ``data:`` URI (an image never runs script);
   ``text/markdown`` is rendered and cleaned like a Markdown cell; PNG and JPEG are kept when they are
   base64 and nothing else; every other type (JavaScript, widget views and state, unknown ones) is
@@ -74,10 +74,10 @@ for _tag in _CLASSED:  # pandas' class="dataframe", pygments' highlighting class
     ALLOWED_ATTRIBUTES[_tag] = ALLOWED_ATTRIBUTES.get(_tag, set()) | {"class"}
 ALLOWED_ATTRIBUTES["table"] = ALLOWED_ATTRIBUTES["table"] | {"border"}
 URL_SCHEMES = {"http", "https", "mailto", "data"}  # data: only for <img src>, see _keep_attribute
-_IMAGE_DATA_URI = re.compile(r"data:image/(png|jpeg|gif|svg\+xml);base64,[A-Za-z0-9+/=\s]*\Z", re.IGNORECASE)
+_IMAGE_DATA_URI = re.compile(r"data:image/(png|jpeg|gif|svg\+xml);base64,[A-Za-z0-9+/=]*\Z", re.IGNORECASE)
 _BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*\Z")
+_CONTROL_OR_SPACE = re.compile(r"[\x00-\x20\x7f]")
 
-KEPT_TYPES = ("text/plain", "text/html", "image/png", "image/jpeg", "text/latex")
 IMAGE_SIZE_KEYS = ("width", "height")
 MAX_CACHED_CHARACTERS = 20_000  # a longer cell (a student's) is rendered without keeping it in memory
 _WRAPPER = '<div class="dp-markdown">'
@@ -85,16 +85,15 @@ REMOVED_NOTE = "[{kinds} output removed: active content is not shown in grading 
 
 
 def _keep_attribute(tag: str, attribute: str, value: str) -> str | None:
-    """nh3's attribute filter: ``data:`` URIs only as an image's source, and only of an image type; no
-    remote image (loading it would tell an outsider who opened the page, and when)."""
-    if attribute in ("href", "src", "cite"):
-        url = value.strip()
-        scheme = url.split(":", 1)[0].lower() if ":" in url.split("/", 1)[0] else ""
-        if scheme == "data":
-            return value if tag == "img" and attribute == "src" and _IMAGE_DATA_URI.match(url) else None
-        if tag == "img" and (scheme or url.startswith("//")):
-            return None
-    return value
+    """nh3's attribute filter: an image only from a ``data:image/...`` URI (a remote one would tell an outsider who
+    opened the page, a relative one could call the server's GET URLs, such as ``/logout``), no other ``data:`` URI."""
+    if attribute not in ("href", "src", "cite"):
+        return value
+    url = _CONTROL_OR_SPACE.sub("", value)  # as a browser's URL parser reads it ("da\tta:" is "data:")
+    is_image_data = _IMAGE_DATA_URI.match(url) is not None
+    if tag == "img" and attribute == "src":
+        return value if is_image_data else None
+    return None if url.lower().startswith("data:") else value
 
 
 def clean_html(text: str) -> str:
@@ -103,7 +102,7 @@ def clean_html(text: str) -> str:
     Examples
     --------
     >>> clean_html('<img src=x onerror="alert(1)"><script>alert(2)</script><b>kept</b>')
-    '<img src="x"><b>kept</b>'
+    '<img><b>kept</b>'
     >>> clean_html('<a href="javascript:alert(1)">x</a> <table border="1" class="dataframe"></table>')
     '<a rel="noopener noreferrer">x</a> <table border="1" class="dataframe"></table>'
     """
@@ -115,7 +114,7 @@ def _image_attachments(attachments: dict) -> dict[str, dict[str, str]]:
     """A Markdown cell's attachments that are base64 raster or SVG images (shown as ``<img>``), nothing else."""
     kept = {}
     for name, bundle in (attachments or {}).items():
-        images = {kind: data for kind, data in (bundle or {}).items()
+        images = {kind: "".join(data.split()) for kind, data in (bundle or {}).items()
                   if kind in ("image/png", "image/jpeg", "image/gif", "image/svg+xml")
                   and isinstance(data, str) and _BASE64.match(data)}
         if images:
@@ -128,13 +127,13 @@ def markdown_to_safe_html(source: str, attachments: dict | None = None) -> str:
 
     The result is itself a Markdown source that renders to the same page: one HTML block (a ``<div>``
     with no blank line, newlines written ``&#10;``) that a Markdown renderer copies as it is, with
-    ``$`` and ``\\`` written as entities so no later math pass finds a formula in it. A source that
-    nbconvert cannot render (a missing attachment) is shown as text.
+    ``$`` and ``\\`` written as entities so no later math pass finds a formula in it. Attachments show
+    only when they are images; a source the renderer fails on is shown as text.
 
     Examples
     --------
     >>> markdown_to_safe_html("Say *hi* [x](javascript:alert(1)) <img src=x onerror=alert(1)>")
-    '<div class="dp-markdown"><p>Say <em>hi</em> <a rel="noopener noreferrer">x</a> <img src="x"></p></div>'
+    '<div class="dp-markdown"><p>Say <em>hi</em> <a rel="noopener noreferrer">x</a> <img></p></div>'
     """
     images = _image_attachments(attachments or {})
     if len(str(source)) > MAX_CACHED_CHARACTERS:
@@ -144,12 +143,22 @@ def markdown_to_safe_html(source: str, attachments: dict | None = None) -> str:
     return _markdown_to_safe_html(str(source), tuple((name, tuple(kinds.items())) for name, kinds in images.items()))
 
 
+class _Renderer(IPythonRenderer):
+    """nbconvert's Markdown renderer, with an attachment that is missing or not an image shown as an empty image
+    (nbconvert raises for a missing one: formgrader would answer 500 for the whole submission)."""
+
+    def _embed_image_or_attachment(self, src: str) -> str:
+        if src.startswith("attachment:") and src[len("attachment:"):] not in self.attachments:
+            return ""
+        return super()._embed_image_or_attachment(src)
+
+
 @functools.lru_cache(maxsize=4096)
 def _markdown_to_safe_html(source: str, images: tuple = ()) -> str:
     try:
-        renderer = IPythonRenderer(escape=False, attachments={name: dict(kinds) for name, kinds in images})
+        renderer = _Renderer(escape=False, attachments={name: dict(kinds) for name, kinds in images})
         rendered = MarkdownWithMath(renderer=renderer).render(markdown_math_to_mathml(source))
-    except Exception:  # nbconvert's InvalidNotebook for a missing attachment, a renderer bug: show the text
+    except Exception:  # a renderer bug must not put the source on the page unescaped: show it as text
         rendered = f"<pre>{html.escape(source, quote=False)}</pre>"
     cleaned = clean_html(rendered).replace("$", "&#36;").replace("\\", "&#92;").replace("\r", "").rstrip("\n")
     cleaned = cleaned.replace("\n", "&#10;")
