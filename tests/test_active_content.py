@@ -227,7 +227,7 @@ def test_the_feedback_scrub_finds_hidden_lines_in_images_and_data_uris():
     cell, _ = hide.preprocess_cell(cell, {}, 0)
     assert [list(o.get("data", {})) for o in cell.outputs[:-1]] == [["image/png"]]
     assert cell.outputs[0].data["image/png"] == b64(png())
-    assert "2 output line(s) or image(s) removed" in cell.outputs[-1].text
+    assert "2 output line(s) removed from this feedback (an image counts as one line)" in cell.outputs[-1].text
 
 
 def svg_of(text: str) -> str:

@@ -331,8 +331,8 @@ class HideHiddenTests(ClearHiddenTests):
         cell.outputs = kept
         if removed:
             cell.outputs.append(NotebookNode(output_type="stream", name="stdout", text=(
-                f"[{removed} output line(s) or image(s) removed from this feedback: they quote the course's "
-                "hidden tests or solutions]\n")))
+                f"[{removed} output line(s) removed from this feedback (an image counts as one line): they quote "
+                "the course's hidden tests or solutions]\n")))
 
     def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int):
         if not _is_test_cell(cell):
