@@ -727,6 +727,36 @@ def test_the_replay_writes_nothing_and_leaves_no_process(capfd):
         os.waitpid(-1, os.WNOHANG)  # the replay was reaped
 
 
+def test_the_replay_touches_no_lock_another_thread_holds(monkeypatch):
+    """A kernel runs threads (ipykernel's output thread): the forked replay must not wait for a lock one held at the fork."""
+    import io
+    import threading
+    import time
+
+    from dplib.testing import checks
+
+    class SlowSink(io.RawIOBase):
+        def writable(self):
+            return True
+
+        def write(self, data):
+            time.sleep(0.001)  # inside the BufferedWriter's lock
+            return len(data)
+
+    stdout = io.TextIOWrapper(io.BufferedWriter(SlowSink(), buffer_size=1), write_through=True)
+    monkeypatch.setattr(sys, "stdout", stdout)
+    monkeypatch.setattr(checks, "REPLAY_GRACE_SECONDS", 3.0)
+    stop = threading.Event()
+    chatter = threading.Thread(target=lambda: [stdout.write("output thread\n") for _ in iter(stop.is_set, True)])
+    chatter.start()
+    try:
+        for _ in range(5):
+            testing.check_is_random(lambda x: print("student") or x + np.random.default_rng().random(np.shape(x)),
+                                    np.zeros(100), what="x")
+    finally:
+        stop.set()
+        chatter.join()
+
 def test_the_replay_fails_closed(monkeypatch):
     import errno
     import os
