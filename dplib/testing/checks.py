@@ -285,8 +285,10 @@ def check_is_random(function, *args, what: str, calls: int = 2, hint: str = "", 
       ``dplib.testing`` was imported (``np.random.seed(0)``, ``random.seed(0)``): then they fail.
       A ``function`` called with an explicit generator in ``kwargs`` fails the same way (the same
       generator state replays the same draws). Where the platform cannot fork (not Linux) only
-      the first check runs; where it can but the fork fails (a limit on processes), the check
-      fails closed.
+      the first check runs; where it can, the check fails closed when the replay cannot run (a
+      limit on processes), raises, or does not finish within :data:`REPLAY_GRACE_SECONDS` plus 4
+      times what the calls took. Code that asks whether it runs in a copy (``os.getpid()``) can
+      tell the runs apart: the review flags it.
 
     The calls run under :func:`quiet`; each result must be numbers (or a DataFrame) and is
     compared as a plain copy, bit for bit in the replay.
