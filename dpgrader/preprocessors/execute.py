@@ -29,6 +29,7 @@ from dpgrader.preprocessors.cells import (
 
 POLL_SECONDS = 1  # how often a running cell's time (wall-clock less the kernel's wait for a CPU) is checked
 FAIR_SHARE = 0.9  # a kernel that used this much of its CPU cap in an interval was not starved in it
+MAX_STRETCH = 4  # no time limit lasts longer than this many times its length in wall-clock seconds
 
 
 def _charged(wall: float, waited: float, cpu: float | None, cores: float | None) -> float:
@@ -36,12 +37,19 @@ def _charged(wall: float, waited: float, cpu: float | None, cores: float | None)
 
     ``waited``: seconds its threads waited, ready to run, for a CPU in that interval; ``cpu``:
     CPU seconds its cgroup used; ``cores``: its cgroup's CPU cap. A kernel that got less than its
-    share (``cpu < FAIR_SHARE * cores * wall``) was starved by others: the wait is given back, up to
-    half of the interval. One that got its share is charged the whole interval (what it waited for
-    was its own processes).
+    share (``cpu < FAIR_SHARE * cores * wall``) was starved by others: the wait is given back, but at
+    least ``1 / MAX_STRETCH`` of the interval is charged. One that got its share is charged the
+    whole interval (whatever it waited for were its own processes).
+
+    >>> _charged(8.0, 6.0, cpu=2.0, cores=1.0)  # starved: charged what it got
+    2.0
+    >>> _charged(8.0, 7.9, cpu=0.1, cores=1.0)  # never less than a quarter
+    2.0
+    >>> _charged(8.0, 6.0, cpu=7.5, cores=1.0)  # it used its share: its own processes kept it waiting
+    8.0
     """
     starved = cpu is None or cores is None or cpu < FAIR_SHARE * cores * wall
-    return wall - (min(max(waited, 0.0), wall / 2) if starved else 0.0)
+    return wall - (min(max(waited, 0.0), wall * (1 - 1 / MAX_STRETCH)) if starved else 0.0)
 
 
 class GuardedExecute(Execute):
@@ -63,10 +71,11 @@ class GuardedExecute(Execute):
     - Both limits count the time the kernel got, not the time others took from it: checked every
       :data:`POLL_SECONDS`, an interval in which the kernel's cgroup got less than its CPU share is
       charged its wall-clock time less the seconds the kernel's threads waited, ready to run, for a
-      CPU (``run_delay``; the kernel manager's ``waited_seconds``), at most half of it; an interval in
-      which it got its share is charged in full (:func:`_charged`). So a classmate's load cannot
-      time out an honest notebook, a notebook cannot buy time by keeping itself busy, and no limit
-      stretches past twice its wall-clock length. Where the wait cannot be read, the limits are
+      CPU (``run_delay``; the kernel manager's ``waited_seconds``), down to a quarter of it; an
+      interval in which it got its share is charged in full (:func:`_charged`). So a classmate's
+      load cannot time out an honest notebook, a notebook cannot buy time by keeping itself busy,
+      and no limit stretches past :data:`MAX_STRETCH` times its wall-clock length (the class
+      grader's per-submission limit still holds). Where the wait cannot be read, the limits are
       plain wall-clock.
     - A kernel that dies before it answers (an import failing at start-up) makes the notebook an
       ``error`` whose message carries the kernel's own last error line (from its stderr pipe).
