@@ -128,6 +128,39 @@ def test_the_stderr_tail_keeps_the_last_error_line_and_at_most_its_size():
     assert last_error_line("") == "" and last_error_line("just a line\n") == "just a line"
 
 
+def test_a_cgroup_limit_that_cannot_be_installed_is_reported(monkeypatch, caplog):
+    from dpgrader.sandbox import cgroup, manager
+
+    monkeypatch.setattr(cgroup.KernelCgroup, "_bases", staticmethod(lambda controller: []))
+    monkeypatch.setattr(manager, "_reported_missing", set())
+    nowhere = cgroup.KernelCgroup(1 << 30, 64)
+    assert nowhere.missing() == ["memory", "processes", "CPU"]
+    kernel_manager = sandbox.SandboxedKernelManager()
+    kernel_manager._cgroup = nowhere
+    with caplog.at_level("WARNING"):
+        kernel_manager._report_missing_limits()
+        kernel_manager._report_missing_limits()  # once per grading process
+    assert [r.getMessage() for r in caplog.records if "No cgroup limits" in r.getMessage()] == [
+        "No cgroup limits memory, processes, CPU for the grading kernels on this machine (memory falls back to "
+        "RLIMIT_AS; without a CPU cap one notebook can slow a classmate graded beside it)"]
+
+
+def test_a_kernel_cgroup_caps_its_cpu_at_one_core():
+    from dpgrader.sandbox.cgroup import CPU_PERIOD_US, KernelCgroup
+
+    capped = KernelCgroup(1 << 30, 64, cpu_cores=1.0)
+    try:
+        assert capped.cpu_cap is not None, "the grader could make no cpu cgroup here"
+        if (capped.cpu_cap / "cpu.max").exists():  # v2
+            assert (capped.cpu_cap / "cpu.max").read_text().split() == [str(CPU_PERIOD_US)] * 2
+        else:  # v1
+            assert int((capped.cpu_cap / "cpu.cfs_quota_us").read_text()) == CPU_PERIOD_US
+            assert int((capped.cpu_cap / "cpu.cfs_period_us").read_text()) == CPU_PERIOD_US
+    finally:
+        capped.remove()
+    assert not capped.cpu_cap.exists()
+
+
 # --- graded through the class grader -----------------------------------------------------------------
 
 ASSIGNMENT = "01_definition"
