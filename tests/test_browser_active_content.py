@@ -23,6 +23,7 @@ import base64
 import html
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -135,12 +136,22 @@ def graded(tmp_path_factory):
     return course, submission_id, feedback
 
 
+INSTRUCTOR_SERVER_CONFIG = REPO_ROOT / "deploy" / "jupyterhub" / "jupyter" / "instructor" / "jupyter_server_config.json"
+
+
 @pytest.fixture
-def formgrader(graded, tmp_path):
-    """The course's own Jupyter server (formgrader enabled, the course's nbgrader_config.py) on a free port."""
+def formgrader(graded, tmp_path, request):
+    """The course's own Jupyter server (formgrader enabled, the course's nbgrader_config.py) on a free port.
+
+    With ``indirect`` parameter ``True``, the server reads the hub's instructor configuration, as deployed.
+    """
     course, _, _ = graded
     port, token = free_port(), "dp-course-active-content"
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+    config = tmp_path / "config"
+    config.mkdir()
+    if getattr(request, "param", False):
+        shutil.copy(INSTRUCTOR_SERVER_CONFIG, config / "jupyter_server_config.json")
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(config), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
                PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
     command = [sys.executable, "-m", "jupyter_server", "--no-browser", "--ServerApp.ip=127.0.0.1",
                f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--ServerApp.root_dir={course.root}",
@@ -227,6 +238,49 @@ def test_nothing_runs_in_formgrader_page_of_the_submission(graded, formgrader, t
         ran = watch.ran()
         save_screenshot(page, tmp_path, "formgrader_active_content.png")
         assert title.is_visible() and "Submission 1 / 1" in title.inner_text(), "the style payload hid formgrader's heading"
+    assert ran == {"pushed": [], "dialogs": [], "requests": [], "console": []}, f"a payload ran in formgrader: {ran}"
+    assert honest["figures"] >= 1 and honest["math_visible"], honest
+
+
+def _as_before_sanitizing(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """An autograded notebook as it was before NeutralizeActiveContent: the student's Markdown and raw payloads
+    back, and live outputs in her first answer (a notebook autograded by an older version of the course)."""
+    submitted = {c.metadata["nbgrader"]["grade_id"]: c for c in _submission().cells if "nbgrader" in c.metadata}
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if cell.cell_type == "markdown" and grade_id in submitted:
+            cell.source = submitted[grade_id].source
+        if grade_id == "uniqueness_solution":
+            cell.outputs += [nbformat.v4.new_output("display_data", data={"text/html": html_payload})
+                             for html_payload in (f"<script>{PUSH}('old_script')</script>",
+                                                  f"<img src=x onerror=\"{PUSH}('old_onerror')\">")]
+            cell.outputs.append(nbformat.v4.new_output("display_data", data={"application/javascript": f"{PUSH}('old_js')"}))
+    notebook.cells.append(nbformat.v4.new_raw_cell(RAW_PAYLOAD, metadata={"raw_mimetype": "text/html"}))
+    return notebook
+
+
+@pytest.mark.browser
+@pytest.mark.pipeline
+@pytest.mark.parametrize("formgrader", [True], indirect=True, ids=["instructor_config"])
+def test_the_deployed_formgrader_cleans_a_notebook_autograded_before(graded, formgrader, tmp_path):
+    """Second layer: the hub's instructor server runs NeutralizeActiveContent in formgrader's exporter, so a
+    notebook autograded before it existed (payloads live on disk) shows nothing that runs either."""
+    course, submission_id, _ = graded
+    url, token = formgrader
+    path = course.root / "autograded" / STUDENT / ASSIGNMENT / SOURCE.name
+    saved = path.read_bytes()
+    try:
+        nbformat.write(_as_before_sanitizing(nbformat.read(str(path), as_version=4)), str(path))
+        assert "old_onerror" in path.read_text()
+        with browser_page() as page:
+            watch = Watch(page)
+            response = page.goto(f"{url}/formgrader/submissions/{submission_id}/?token={token}")
+            assert response.status == 200, f"formgrader answered {response.status}"
+            page.wait_for_load_state("networkidle")
+            honest = _visible_honest_parts(page)
+            ran = watch.ran()
+    finally:
+        path.write_bytes(saved)
     assert ran == {"pushed": [], "dialogs": [], "requests": [], "console": []}, f"a payload ran in formgrader: {ran}"
     assert honest["figures"] >= 1 and honest["math_visible"], honest
 
