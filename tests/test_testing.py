@@ -711,6 +711,26 @@ def test_global_generators_pass_unless_seeded():
     assert lines == ["passes;passes;passes", "passes", "a fixed seed;a fixed seed;passes", "a fixed seed"]
 
 
+def first_global_draws() -> list[float]:
+    import random
+
+    return [float(np.random.random()), random.random()]
+
+
+def test_a_forked_process_draws_anew_from_the_global_generators():
+    """As in a freshly started kernel, not the stream of the zygote every other kernel is forked from."""
+    import multiprocessing
+
+    import dplib.testing.replay  # noqa: F401 - registers the reseed at fork
+
+    forks = []
+    for _ in range(2):
+        with multiprocessing.get_context("fork").Pool(1) as pool:  # a new process forked from this one's state
+            forks.append(pool.apply(first_global_draws))
+    (first, second), here = forks, first_global_draws()
+    assert first[0] != second[0] and here[0] not in (first[0], second[0])  # numpy's: reseeded by dplib.testing
+    assert first[1] != second[1] and here[1] not in (first[1], second[1])  # random's: reseeded by Python
+
 def test_the_replay_writes_nothing_and_leaves_no_process(capfd):
     import os
 

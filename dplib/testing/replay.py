@@ -10,10 +10,11 @@ computation and send back the bytes it returns; :meth:`Replay.collect` reads the
 
 The process-wide generators are the exception: an honest answer that ignores ``rng`` and
 draws from ``np.random.laplace`` or the ``random`` module was never seeded, and a fresh run
-of the notebook would draw anew. The child therefore reseeds numpy's global generator and
-the ``random`` module's (:class:`_Lineage`) unless code seeded them after this module was
-imported, which shows in their state: it no longer descends, by draws, from the state the
-generator had then.
+of the notebook would draw anew. In every forked child numpy's global generator is therefore
+reseeded (as Python reseeds the ``random`` module's), and the replay gives both back the
+parent's state only if code seeded them after this module was imported, which shows in their
+state (:class:`_Lineage`): it no longer descends, by draws, from the state the generator had
+then.
 
 Fork is safe here although the kernel runs threads (ipykernel's): the child touches no lock
 another thread may hold. It silences its stdout and stderr at the file-descriptor level, runs
@@ -48,8 +49,8 @@ _poll, _POLLIN = getattr(select, "poll", None), getattr(select, "POLLIN", None)
 _monotonic, _sha256, _sys = time.monotonic, hashlib.sha256, sys
 _array, _uint32, _array_equal, _flatnonzero = np.array, np.uint32, np.array_equal, np.flatnonzero
 _MT19937, _numpy_global = np.random.MT19937, np.random.mtrand._rand  # the generator behind np.random.laplace & co.
-_numpy_get_state, _numpy_reseed = _numpy_global.get_state, _numpy_global.seed
-_random_getstate, _random_setstate, _random_reseed = random.getstate, random.setstate, random.seed
+_numpy_get_state, _numpy_set_state, _numpy_reseed = _numpy_global.get_state, _numpy_global.set_state, _numpy_global.seed
+_random_getstate, _random_setstate = random.getstate, random.setstate
 _catch_warnings, _simplefilter = warnings.catch_warnings, warnings.simplefilter
 _type, _min, _max, _bytes, _str, _open_file, _memoryview = type, min, max, bytes, str, open, memoryview
 
@@ -133,10 +134,22 @@ class _Lineage:
 
 _NUMPY_GLOBAL = _Lineage(lambda: _numpy_get_state()[1])
 _RANDOM_MODULE = _Lineage(lambda: _random_getstate()[1][:_KEY_WORDS])
+
+
+def _as_a_fresh_process() -> None:
+    """In a forked child: numpy's global generator reseeded, as Python reseeds ``random``, and both followed from here.
+
+    A kernel forked from a pre-importing zygote thus draws as a freshly started one would, not
+    the zygote's stream that every other kernel draws too. (Registered after ``random`` is
+    imported, so this runs after its reseed.)
+    """
+    _numpy_reseed()
+    _NUMPY_GLOBAL.restart()
+    _RANDOM_MODULE.restart()
+
+
 if CAN_REPLAY:
-    # A kernel forked from a pre-importing zygote starts a new lineage (Python reseeds ``random`` in a fork;
-    # registered after ``random`` is imported, so this runs after its reseed).
-    os.register_at_fork(after_in_child=lambda: (_NUMPY_GLOBAL.restart(), _RANDOM_MODULE.restart()))
+    os.register_at_fork(after_in_child=_as_a_fresh_process)
 
 
 class Replay:
@@ -189,16 +202,14 @@ def _silence_child() -> None:
     _sys.stdout = _sys.stderr = _open_file(devnull, "w", closefd=False)  # noqa: SIM115 - the child leaves by os._exit
 
 
-def _run_child(compute: Callable[[], bytes], write_end: int, numpy_seeded: bool, random_state) -> None:
-    """The child's whole life: reseed what a fresh run would, compute, answer, exit."""
+def _run_child(compute: Callable[[], bytes], write_end: int, numpy_state, random_state) -> None:
+    """The child's whole life: replay the seeded global generators (the fork reseeded both), compute, answer, exit."""
     try:
         _silence_child()
-        if not numpy_seeded:
-            _numpy_reseed()
+        if numpy_state is not None:
+            _numpy_set_state(numpy_state)
         if random_state is not None:
-            _random_setstate(random_state)  # seeded: replay it (Python reseeded it in the fork)
-        else:
-            _random_reseed()
+            _random_setstate(random_state)
         try:
             message = b"ok\n" + _bytes(compute())
         except BaseException as error:  # noqa: BLE001 - reported to the parent, which decides
@@ -218,7 +229,7 @@ def start(compute: Callable[[], bytes]) -> Replay:
     """
     if not CAN_REPLAY:
         raise ReplayError(f"no fork on {_sys.platform}")
-    numpy_seeded = _NUMPY_GLOBAL.seeded()
+    numpy_state = _numpy_get_state() if _NUMPY_GLOBAL.seeded() else None
     random_state = _random_getstate() if _RANDOM_MODULE.seeded() else None
     read_end, write_end = _pipe()
     try:
@@ -230,7 +241,7 @@ def start(compute: Callable[[], bytes]) -> Replay:
         _close(write_end)
         raise ReplayError(f"could not fork ({error})") from None
     if pid == 0:
-        _run_child(compute, write_end, numpy_seeded, random_state)
+        _run_child(compute, write_end, numpy_state, random_state)
     _close(write_end)
     return Replay(pid, read_end)
 
