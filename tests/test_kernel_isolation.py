@@ -161,6 +161,34 @@ def test_a_kernel_cgroup_caps_its_cpu_at_one_core():
     assert not capped.cpu_cap.exists()
 
 
+# Fifty busy processes, each in a session of its own, busy together for five seconds (forked first, so the
+# forking is not starved by them); then the CPU they got, per second of wall-clock.
+HOGS = """
+import os, time
+spin, stop = time.monotonic() + 2, time.monotonic() + 7
+hogs = []
+for _ in range(50):
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        time.sleep(max(0, spin - time.monotonic()))
+        while time.monotonic() < stop:
+            pass
+        os._exit(0)
+    hogs.append(pid)
+for pid in hogs:
+    os.waitpid(pid, 0)
+used = os.times()
+print(round((used.children_user + used.children_system) / (stop - spin), 2))
+"""
+
+
+@pytest.mark.pipeline
+def test_fifty_sessions_of_busy_processes_get_one_core_together(tmp_path):
+    cores = float(run([HOGS], tmp_path)[0])  # on two idle cores, without the cap: about 2
+    assert 0.3 < cores <= 1.1, cores
+
+
 # --- graded through the class grader -----------------------------------------------------------------
 
 ASSIGNMENT = "01_definition"
@@ -183,7 +211,8 @@ for fd in os.listdir('/proc/self/fd'):
     except OSError:
         pass
 """
-HOLD = "import os, time\ntime.sleep(25)\nos._exit(0)"  # keeps the fifty alive while the classmate is graded
+# keeps the fifty alive while the classmate is graded (just under the 60 s cell limit), then ends at once
+HOLD = "import os, time\ntime.sleep(50)\nos._exit(0)"
 
 
 def _course(root, submissions: dict[str, nbformat.NotebookNode], config_line: str = "") -> Course:
@@ -205,15 +234,21 @@ def _reference() -> nbformat.NotebookNode:
 
 def _attacker() -> nbformat.NotebookNode:
     notebook = _reference()
-    notebook.cells = [nbformat.v4.new_code_cell(STARVE), nbformat.v4.new_code_cell(HOLD)]
+    # the largest notebook is graded first (by the worker whose zygote the pre-flight started): her fifty
+    # run before, and while, the classmate's kernel is forked and graded
+    notebook.cells = [nbformat.v4.new_code_cell(STARVE), nbformat.v4.new_code_cell(HOLD),
+                      nbformat.v4.new_markdown_cell("Graded first. " * 40_000)]
     return notebook
 
 
 @pytest.mark.pipeline
 def test_a_starving_attacker_changes_nothing_of_a_classmate_graded_beside_her_nor_the_grader_logs(tmp_path):
+    """The classmate's notebook is the reference: alone, it earns full marks with outcome ok (the pre-flight of
+    this very run grades it so, alone). A tight budget (twice the reference's time, at least 30 s) makes the
+    starvation count: without the CPU cap, her cells got a few percent of the machine."""
     course = _course(tmp_path / "course", {"attacker": _attacker(), "classmate": _reference()})
-    outcomes = {o.student: o for o in grade_class(course.root, workers=2, feedback=False, progress=False)}
-    # alone, the reference earns full marks with outcome ok: the pre-flight that just passed graded it so
+    outcomes = {o.student: o for o in grade_class(course.root, workers=2, feedback=False, progress=False,
+                                                  time_budget_factor=2)}
     classmate = outcomes["classmate"]
     assert (classmate.status, classmate.score, classmate.message) == (Status.OK, FULL_MARKS, ""), classmate
     logs = sorted((course.root / "autograded" / "grading_logs").glob("worker-*.log"))

@@ -6,6 +6,7 @@ survived); :class:`AllOrNothingTests` runs before ``SaveAutoGrades``.
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from jupyter_core.utils import run_sync
@@ -180,6 +181,8 @@ class GuardedExecute(Execute):
 
     async def _async_handle_timeout(self, timeout, cell=None):
         if self._cell_limit is not None:  # a poll (every POLL_SECONDS): is the cell past its limit yet?
+            if self._reading is not None and time.monotonic() - self._reading[0] < POLL_SECONDS / 2:
+                await asyncio.sleep(POLL_SECONDS / 10)  # nbclient polls at once after an unrelated shell message
             self._tick()
             if self._cell_used < self._cell_limit:
                 return None  # keep waiting for the reply
