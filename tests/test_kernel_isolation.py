@@ -195,24 +195,26 @@ ASSIGNMENT = "01_definition"
 SOURCE = notebooks_of(REPO_ROOT / "source" / ASSIGNMENT)[0]
 FULL_MARKS = sum(autograded_points(SOURCE).values())  # what the reference earns alone (the pre-flight checks it)
 
-# Fifty busy processes, each in a session (and scheduler autogroup) of its own, alive as long as the
-# kernel is; and every descriptor it holds reopened for writing, to forge the grader's log.
+# Every descriptor the kernel holds reopened for writing, to forge the grader's log; then fifty busy
+# processes, each in a session (and scheduler autogroup) of its own, busy once all are forked, for as long as
+# the kernel lives; the kernel holds on just under its cell limit (60 s) and ends.
 STARVE = """
 import os, time
-for _ in range(50):
-    if os.fork() == 0:
-        os.setsid()
-        while True:
-            pass
 for fd in os.listdir('/proc/self/fd'):
     try:
         with open(f'/proc/self/fd/{fd}', 'w') as handle:
             handle.write('FORGED by the attacker\\n')
     except OSError:
         pass
+spin = time.monotonic() + 1
+for _ in range(50):
+    if os.fork() == 0:
+        os.setsid()
+        time.sleep(max(0, spin - time.monotonic()))
+        while True:
+            pass
 """
-# keeps the fifty alive while the classmate is graded (just under the 60 s cell limit), then ends at once
-HOLD = "import os, time\ntime.sleep(50)\nos._exit(0)"
+HOLD = "import os, time\ntime.sleep(40)\nos._exit(0)"
 
 
 def _course(root, submissions: dict[str, nbformat.NotebookNode], config_line: str = "") -> Course:
