@@ -179,6 +179,19 @@ def laplace_events(center_d, scale_d, center_d_prime, scale_d_prime, thresholds)
     return events
 
 
+def one_sided_noise_events(center_d, center_d_prime, sign, thresholds) -> list[tuple[float, float]]:
+    """As :func:`laplace_events`, for outputs center + sign * E with E = |Laplace(0, 1)|, exponential of mean 1."""
+    def at_least(center, t):  # P[center + sign * E >= t]
+        return stats.expon.sf(t - center) if sign > 0 else stats.expon.cdf(center - t)
+
+    events = []
+    for t in thresholds:
+        above = at_least(center_d, t), at_least(center_d_prime, t)
+        below = 1 - above[0], 1 - above[1]  # continuous: P[Y <= t] = 1 - P[Y >= t]
+        events += [above, above[::-1], below, below[::-1]]
+    return events
+
+
 def _score_tails(events, trials: int, largest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each event: P[score >= s] and P[score < s], where score >= s exactly when K0 <= largest[K1]."""
     counts = np.arange(trials + 1)
@@ -214,7 +227,8 @@ def audit_failure_bound(events, trials: int, alpha: float, claimed: float, good_
 
     _, misses = _score_tails(events, trials, bound_largest(claimed))
     good = misses <= good_miss
-    typical = max(math.log(p / q) for (p, q), ok in zip(events, good) if ok)
+    largest_score = epsilon_lower_bound(trials, 0, trials, alpha)  # no score can exceed this one
+    typical = min(largest_score, max(math.log(p / q) if q > 0 else math.inf for (p, q), ok in zip(events, good) if ok))
     result = {"good_miss": float(misses[good].max())}
     for name, largest in (("choice_by_bound", bound_largest), ("choice_by_point", point_largest)):
         best = 1.0
@@ -240,7 +254,26 @@ REFUTE_DESIGNS = {  # (events, claimed epsilon, the grid as written in the noteb
     "vote_margin": (laplace_events(-1, 1.0, 1, 1.0, np.linspace(-0.5, 0.5, 11)), 0.5, "np.linspace(-0.5, 0.5, 11)"),
     "clamped_total": (laplace_events(32, 1.0, 30, 1.0, np.linspace(30.5, 31.5, 11)), 0.5, "np.linspace(30.5, 31.5, 11)"),
     "data_scaled_total": (laplace_events(1, 0.2, 2, 1.0, np.linspace(1.2, 1.8, 7)), 1.0, "np.linspace(1.2, 1.8, 7)"),
+    # Only the lower side (d in the numerator) shows more than the claim: an audit of one side, or of d' over d, misses.
+    "absolute_noise_count": (one_sided_noise_events(20, 21, +1, 20 + np.linspace(-0.5, 1.5, 9)), 1.0,
+                             "20 + np.linspace(-0.5, 1.5, 9)"),
+    # The mirror image: only the upper side, with d' in the numerator.
+    "subtracted_noise_count": (one_sided_noise_events(20, 21, -1, 20 + np.linspace(-0.5, 1.5, 9)), 1.0,
+                               "20 + np.linspace(-0.5, 1.5, 9)"),
 }
+
+
+@pytest.mark.parametrize("name, side, numerator", [("absolute_noise_count", "<=", "d"),
+                                                   ("subtracted_noise_count", ">=", "d_prime")])
+def test_one_sided_noise_hides_from_all_but_one_event_kind(name, side, numerator):
+    """Every event of the other three kinds has a probability ratio of at most e^1 = e^claim: it cannot refute."""
+    events, claimed, _ = REFUTE_DESIGNS[name]
+    kinds = [(">=", "d"), (">=", "d_prime"), ("<=", "d"), ("<=", "d_prime")]  # the order of laplace_events
+    for index, (p, q) in enumerate(events):
+        kind = kinds[index % 4]
+        if kind != (side, numerator):
+            assert p <= math.exp(claimed) * q + 1e-15, (kind, p, q)
+    assert any(q == 0 and p > 0.3 for (p, q), kind in zip(events, kinds * 9) if kind == (side, numerator))
 
 
 @pytest.mark.parametrize("name", REFUTE_DESIGNS)
@@ -260,6 +293,28 @@ def test_two_sided_events_cannot_see_the_vote_margin():
 
     grid = np.linspace(-0.5, 0.5, 11)
     assert [beyond(-1, t) for t in grid] == pytest.approx([beyond(1, t) for t in grid], abs=1e-15)
+
+
+def test_grid_laplace_hidden_design_catches_rounded_continuous_noise():
+    """test_grid_laplace_discrete_laplace's hidden part alone rejects continuous Laplace noise rounded to the grid.
+
+    At g / b = 0.625, P(K = 0) is 1 - e^(-0.3125) = 0.268 for rounded noise and 0.303 for discrete Laplace.
+    """
+    from dplib.testing import check_categorical
+
+    source = hidden_test_source("test_grid_laplace_discrete_laplace")
+    assert "grid_laplace(np.full(20_000, -1.9), 0.8, 0.5)" in source and "step_shares(0.8, 0.5, 8)" in source
+    r = math.exp(-0.5 / 0.8)
+    shares = (1 - r) / (1 + r) * r ** np.abs(np.arange(-8, 9))
+    shares[[0, -1]] = r**8 / (1 + r)
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        rounded = np.round((-1.9 + rng.laplace(0.0, 0.8, 20_000)) / 0.5) - np.round(-1.9 / 0.5)
+        with pytest.raises(AssertionError):
+            check_categorical(np.clip(rounded, -8, 8).astype(int) + 8, shares, what="rounded")
+        success = -math.expm1(-0.5 / 0.8)
+        exact = rng.geometric(success, 20_000) - rng.geometric(success, 20_000)
+        check_categorical(np.clip(exact, -8, 8) + 8, shares, what="discrete")
 
 
 def test_false_alarm_design_allows_what_a_correct_audit_needs():

@@ -35,8 +35,11 @@ FRESH = "fresh_d, fresh_d_prime = mechanism(d, size=trials, rng=rng), mechanism(
 BOUND = "epsilon_lower_bound(k_num, k_den, trials, alpha)"
 
 
-def audit(inside: str = ONE_SIDED, fresh: str = FRESH, result: str = BOUND) -> str:
-    return AUDIT_TEMPLATE.format(inside=inside, fresh=fresh, result=result)
+NUMERATOR = 'return (k_d, k_d_prime) if numerator == "d" else (k_d_prime, k_d)'
+
+
+def audit(inside: str = ONE_SIDED, fresh: str = FRESH, result: str = BOUND, numerator: str = NUMERATOR) -> str:
+    return AUDIT_TEMPLATE.format(inside=inside, fresh=fresh, result=result).replace(NUMERATOR, numerator)
 
 
 RIGHT = {
@@ -49,7 +52,7 @@ RIGHT = {
     ratio = clopper_pearson(successes_d, trials, alpha)[0] / clopper_pearson(successes_d_prime, trials, alpha)[1]
     return float(np.log(ratio)) if ratio > 1 else 0.0''',
     # one call of 2 * trials runs per dataset split in halves; counts from sorted runs with bisect; the event chosen by
-    # a smoothed point estimate (the confidence bound is only needed on the fresh half)
+    # a smoothed point estimate (the confidence bound is only needed on the fresh half), ties to the last event tried
     "audit_threshold_solution": '''import bisect
 
 def audit_threshold(mechanism, d, d_prime, thresholds, trials, alpha, rng=None):
@@ -70,7 +73,7 @@ def audit_threshold(mechanism, d, d_prime, thresholds, trials, alpha, rng=None):
         return (a + 1) / (b + 1), a, b
 
     options = [(t, side, flip) for t in thresholds for side in ("above", "below") for flip in (False, True)]
-    t, side, flip = max(options, key=lambda option: score(choose, *option)[0])
+    t, side, flip = max(reversed(options), key=lambda option: score(choose, *option)[0])
     _, a, b = score(fresh, t, side, flip)
     return epsilon_lower_bound(a, b, trials, alpha)''',
     # Sidak's correction instead of Bonferroni's; a dict of columns
@@ -225,6 +228,31 @@ VARIANTS = [
         zero=("test_grid_laplace_outputs_on_the_grid", "test_reconstruct_recovers_the_bits"),
         full=everything_but("test_grid_laplace_outputs_on_the_grid", "test_grid_laplace_discrete_laplace",
                             "test_reconstruct_recovers_the_bits"),
+    ),
+    Variant(
+        "only_the_upper_side_bits_as_floats",
+        {
+            # output >= t with either dataset in the numerator, never output <= t
+            "audit_threshold_solution": audit(inside="(lambda y: np.sum(y >= t))"),
+            # the right bits, as floats 0.0 and 1.0
+            "reconstruct_solution": '''def reconstruct(queries, answers):
+    estimate = np.linalg.lstsq(np.asarray(queries, dtype=float), np.asarray(answers, dtype=float), rcond=None)[0]
+    return np.where(estimate >= 0.5, 1.0, 0.0)''',
+        },
+        zero=("test_audit_threshold_refutes_broken_mechanisms", "test_reconstruct_recovers_the_bits"),
+        full=everything_but("test_audit_threshold_refutes_broken_mechanisms", "test_reconstruct_recovers_the_bits"),
+    ),
+    Variant(
+        "d_always_in_the_numerator",
+        {"audit_threshold_solution": audit(numerator="return (k_d, k_d_prime)")},
+        zero=("test_audit_threshold_refutes_broken_mechanisms",),
+        full=everything_but("test_audit_threshold_refutes_broken_mechanisms"),
+    ),
+    Variant(
+        "selection_runs_of_d_prime_reused_for_the_estimate",
+        {"audit_threshold_solution": audit(fresh="fresh_d, fresh_d_prime = mechanism(d, size=trials, rng=rng), choose_d_prime")},
+        zero=("test_audit_threshold_false_alarm_rate",),
+        full=everything_but("test_audit_threshold_false_alarm_rate"),
     ),
     Variant("delegates_to_dplib", DELEGATING, zero=ALL_TESTS),
 ]
