@@ -4,8 +4,9 @@ A dataset holds one secret bit per person, :math:`x \in \{0, 1\}^n`. Each query 
 the people and asks how many of them have a 1: :math:`a = Ax + e`, with :math:`A` an :math:`m \times n`
 0/1 matrix. Least squares, :math:`\hat x = \arg\min_z \|Az - a\|_2`, then rounding each entry to the
 nearer of 0 and 1, recovers the bits. With :math:`m = c\,n` random queries, each entry of
-:math:`\hat x - x` has standard deviation about :math:`2\sigma/\sqrt m` for noise of standard deviation
-σ: noise well below :math:`\sqrt n` leaves almost nothing secret, noise of order :math:`\sqrt n` keeps a
+:math:`\hat x - x` has standard deviation about :math:`2\sigma/\sqrt{m - n}` for noise of standard deviation
+σ (the mean of an inverse Wishart matrix: :math:`E[(A_c^T A_c)^{-1}] = 4 I / (m - n - 1)` for the centred
+±1/2 entries, not :math:`4 I / m`): noise well below :math:`\sqrt n` leaves almost nothing secret, noise of order :math:`\sqrt n` keeps a
 constant fraction of the bits uncertain. "A little noise" is not privacy.
 
 References

@@ -55,3 +55,13 @@ def test_the_notebooks_noise_leaves_every_bit_beyond_eight_standard_deviations(p
         A = subset_queries(people, queries, rng=seed).astype(float)
         worst = max(worst, sigma * float(np.sqrt(np.diag(np.linalg.inv(A.T @ A))).max()))
     assert worst < 0.06  # a bit is wrong only if its entry errs by 1/2: more than 8 standard deviations
+
+
+def test_least_squares_error_has_sd_two_sigma_over_root_m_minus_n():
+    """Each entry of x_hat - x has variance sigma^2 [(A^T A)^-1]_ii, about 4 sigma^2 / (m - n) (inverse Wishart mean):
+    at m = 4n that is 15% more than 4 sigma^2 / m, and it predicts the 0.81 of bits recovered at sigma = sqrt(n) / 2."""
+    n, m = 128, 512
+    sds = [np.sqrt(np.diag(np.linalg.inv(A.T @ A))).mean()
+           for A in (subset_queries(n, m, rng=seed).astype(float) for seed in range(5))]
+    assert np.mean(sds) == pytest.approx(2 / np.sqrt(m - n), rel=0.03)
+    assert abs(np.mean(sds) - 2 / np.sqrt(m)) > 0.1 * 2 / np.sqrt(m)
