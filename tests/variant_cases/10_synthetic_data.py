@@ -6,21 +6,25 @@ ASSIGNMENT = "10_synthetic_data"
 ALL_TESTS = autograded_tests(ASSIGNMENT)
 
 RIGHT = {
-    # pandas: value_counts over the rows, reindexed on the product of the domains
+    # pandas: value_counts over the rows, reindexed on the product of the domains, after rejecting values outside it
     "marginal_solution": '''def marginal(data, columns, domain):
     columns = list(columns)
+    for c in columns:
+        if not data[c].astype(str).isin(list(domain[c])).all():
+            raise ValueError(f"column {c} holds values outside its domain")
     cells = pd.MultiIndex.from_product([list(domain[c]) for c in columns], names=columns)
     counts = data[columns].astype(str).value_counts().reindex(cells, fill_value=0)
     return counts.to_numpy().reshape([len(domain[c]) for c in columns])''',
-    # the random module: a Laplace draw is the difference of two exponential draws
+    # the random module, seeded from rng: a Laplace draw is the difference of two exponential draws
     "noisy_marginals_solution": '''import random
 
 def noisy_marginals(data, marginals, epsilon, domain, rng=None):
+    generator = random.Random(int(np.random.default_rng(rng).integers(2**63)))
     scale = len(marginals) / epsilon
     result = {}
     for columns in marginals:
         counts = np.array(marginal(data, columns, domain), dtype=float)
-        noisy = [c + random.expovariate(1 / scale) - random.expovariate(1 / scale) for c in counts.ravel()]
+        noisy = [c + generator.expovariate(1 / scale) - generator.expovariate(1 / scale) for c in counts.ravel()]
         result[tuple(columns)] = np.array(noisy).reshape(counts.shape)
     return result''',
     # its own projection, by sorting, in plain Python
@@ -30,6 +34,8 @@ def noisy_marginals(data, marginals, epsilon, domain, rng=None):
     n_hat = max(n_hat, 0.0)
 
     def project(values, total):
+        if total <= 0:
+            return [0.0] * len(values)  # the only histogram of total 0
         theta, cumulative = 0.0, 0.0
         for j, value in enumerate(sorted(values, reverse=True), start=1):
             cumulative += value
@@ -39,16 +45,20 @@ def noisy_marginals(data, marginals, epsilon, domain, rng=None):
 
     return {key: np.array(project([float(v) for v in np.ravel(value)], n_hat)).reshape(np.shape(value))
             for key, value in noisy.items()}''',
+    # the random module again, seeded from rng
     "sample_independent_solution": '''import random
 
 def sample_independent(marginals, domain, n, rng=None):
-    return pd.DataFrame({column: random.choices(list(values), weights=list(marginals[(column,)]), k=n)
+    generator = random.Random(int(np.random.default_rng(rng).integers(2**63)))
+    return pd.DataFrame({column: generator.choices(list(values), weights=list(marginals[(column,)]), k=n)
                          for column, values in domain.items()})''',
-    # the legacy global numpy generator (rng ignored), inverse CDF per record
+    # inverse CDF per record, with uniforms from rng
     "sample_tree_solution": '''def sample_tree(marginals, tree, domain, n, rng=None):
+    rng = np.random.default_rng(rng)
+
     def draw(probabilities):
         cdf = np.cumsum(probabilities / probabilities.sum(axis=1, keepdims=True), axis=1)
-        return np.minimum((np.random.random((len(cdf), 1)) > cdf).sum(axis=1), cdf.shape[1] - 1)
+        return np.minimum((rng.random((len(cdf), 1)) > cdf).sum(axis=1), cdf.shape[1] - 1)
 
     root = tree[0][0]
     first = np.asarray(marginals[tuple(tree[0])], dtype=float)
@@ -63,12 +73,13 @@ def sample_independent(marginals, domain, n, rng=None):
                          for column, values in domain.items()})''',
     # one call per edge at epsilon / |edges| each: the same noise, the same budget
     "synthesize_solution": '''def synthesize(data, epsilon, tree, domain, rng=None):
+    generator = np.random.default_rng(rng)
     edges = [tuple(edge) for edge in tree]
     noisy = {}
     for edge in edges:
-        noisy.update(noisy_marginals(data, [edge], epsilon / len(edges), domain))
+        noisy.update(noisy_marginals(data, [edge], epsilon / len(edges), domain, rng=generator))
     consistent = consistent_marginals(noisy)
-    return sample_tree(consistent, edges, domain, int(round(sum(consistent[edges[0]].ravel()))))''',
+    return sample_tree(consistent, edges, domain, int(np.rint(sum(consistent[edges[0]].ravel()))), rng=generator)''',
     "marginal_errors_solution": '''def marginal_errors(real, synthetic, domain):
     names = list(domain)
     rows = []
@@ -84,11 +95,12 @@ def sample_independent(marginals, domain, n, rng=None):
     "synthetic_utility_solution": '''import statistics
 
 def synthetic_utility(epsilons, trials, rng=None):
+    generator = np.random.default_rng(rng)
     tv = {epsilon: [] for epsilon in epsilons}
     accuracy = {epsilon: [] for epsilon in epsilons}
     for _ in range(trials):
         for epsilon in epsilons:
-            table = synthesize(private, epsilon, TREE, DOMAIN)
+            table = synthesize(private, epsilon, TREE, DOMAIN, rng=generator)
             tv[epsilon].append(float(marginal_errors(private, table, DOMAIN)["tv_distance"].mean()))
             accuracy[epsilon].append(classifier_accuracy(table, test))
     frame = pd.DataFrame(
@@ -102,7 +114,7 @@ def synthetic_utility(epsilons, trials, rng=None):
     # the Gumbel-max form of the exponential mechanism
     "select_worst_query_solution": '''def select_worst_query(errors, epsilon, rng=None):
     scores = epsilon * np.asarray(errors, dtype=float) / 2
-    return int(np.argmax(scores + np.random.gumbel(size=scores.shape)))''',
+    return int(np.argmax(scores + np.random.default_rng(rng).gumbel(size=scores.shape)))''',
     "multiplicative_weights_update_solution": '''def multiplicative_weights_update(synthetic, query, measurement):
     a, q = [float(x) for x in synthetic], [float(x) for x in query]
     n = sum(a)
@@ -111,8 +123,9 @@ def synthetic_utility(epsilons, trials, rng=None):
     top = max(logs)
     weights = [math.exp(value - top) for value in logs]
     return np.array([n * w / sum(weights) for w in weights])''',
-    # keyword arguments, a list of errors, no rng
+    # keyword arguments, a list of errors
     "mwem_solution": '''def mwem(histogram, queries, total, epsilon, rounds, rng=None):
+    generator = np.random.default_rng(rng)
     histogram, queries = np.asarray(histogram, dtype=float), np.asarray(queries, dtype=float)
     truth = queries @ histogram
     current = np.ones(len(histogram)) * total / len(histogram)
@@ -120,8 +133,8 @@ def synthetic_utility(epsilons, trials, rng=None):
     share = epsilon / rounds / 2
     for _ in range(rounds):
         errors = [abs(a - b) for a, b in zip(queries @ current, truth)]
-        q = select_worst_query(errors, epsilon=share)
-        history.append((q, laplace_mech(truth[q], sensitivity=1, epsilon=share)))
+        q = select_worst_query(errors, epsilon=share, rng=generator)
+        history.append((q, laplace_mech(truth[q], sensitivity=1, epsilon=share, rng=generator)))
         for index, value in history:
             current = multiplicative_weights_update(current, queries[index], value)
     return current''',
@@ -352,6 +365,76 @@ VARIANTS = [
         zero=("test_noisy_marginals_composition", "test_sample_independent_columns", "test_select_worst_query_factor_two"),
         full=("test_noisy_marginals_noise_on_counts", "test_marginal_public_domain", "test_sample_tree_follows_the_edges",
               "test_mwem_budget_per_round"),
+    ),
+    Variant(
+        "outside_values_counted_negative_total_kept_size_truncated_laplace_noisy_max",
+        {
+            # get_indexer's -1 for a value outside the domain, counted by np.add.at in the last cell
+            "marginal_solution": '''def marginal(data, columns, domain):
+    columns = tuple(columns)
+    counts = np.zeros(tuple(len(domain[c]) for c in columns), dtype=int)
+    np.add.at(counts, tuple(pd.Index(domain[c]).get_indexer(data[c]) for c in columns), 1)
+    return counts''',
+            "consistent_marginals_solution": '''def consistent_marginals(noisy):
+    sizes = {key: np.size(table) for key, table in noisy.items()}
+    n_hat = sum(np.sum(noisy[key]) / sizes[key] for key in noisy) / sum(1 / k for k in sizes.values())  # may be < 0
+    return {key: project_to_simplex(np.ravel(table), n_hat).reshape(np.shape(table)) for key, table in noisy.items()}''',
+            "synthesize_solution": REFERENCE_SYNTHESIZE_HEAD + '''    consistent = consistent_marginals(noisy)
+    return sample_tree(consistent, tree, domain, int(np.sum(consistent[tuple(tree[0])])), rng=rng)  # truncated''',
+            # report-noisy-max with Laplace noise: private, but not the exponential mechanism's probabilities
+            "select_worst_query_solution": '''def select_worst_query(errors, epsilon, rng=None):
+    rng = np.random.default_rng(rng)
+    errors = np.asarray(errors, dtype=float)
+    return int(np.argmax(errors + rng.laplace(0.0, 2 / epsilon, size=errors.shape)))''',
+        },
+        zero=("test_marginal_public_domain", "test_consistent_marginals_valid",
+              "test_synthesize_reads_the_data_only_to_measure", "test_select_worst_query_factor_two"),
+        full=tuple(t for t in ALL_TESTS if t not in {
+            "test_marginal_public_domain", "test_consistent_marginals_valid",
+            "test_synthesize_reads_the_data_only_to_measure", "test_select_worst_query_factor_two"}),
+    ),
+    Variant(
+        "rng_ignored_numpy_global_generator",
+        {
+            "noisy_marginals_solution": noisy_marginals_with('''        counts = marginal(data, columns, domain)
+        result[tuple(columns)] = counts + np.random.laplace(0.0, len(marginals) / epsilon, size=counts.shape)'''),
+            "sample_independent_solution": '''def sample_independent(marginals, domain, n, rng=None):
+    columns = {}
+    for column, values in domain.items():
+        counts = np.asarray(marginals[(column,)], dtype=float)
+        columns[column] = np.asarray(values)[np.random.choice(len(values), size=n, p=counts / counts.sum())]
+    return pd.DataFrame(columns)''',
+            "sample_tree_solution": sample_tree_with('''    rng = np.random.default_rng()  # a fresh generator: the rng given is ignored
+    for parent, child in tree:
+        table = np.asarray(marginals[(parent, child)], dtype=float)
+        child_margin = table.sum(axis=0) / table.sum()
+        drawn = np.zeros(n, dtype=int)
+        for value in range(len(domain[parent])):
+            rows = np.flatnonzero(codes[parent] == value)
+            row = table[value]
+            drawn[rows] = rng.choice(len(domain[child]), size=len(rows), p=row / row.sum() if row.sum() > 0 else child_margin)
+        codes[child] = drawn'''),
+            "synthesize_solution": '''def synthesize(data, epsilon, tree, domain, rng=None):
+    consistent = consistent_marginals(noisy_marginals(data, list(tree), epsilon, domain))  # no rng handed on
+    return sample_tree(consistent, tree, domain, int(round(np.sum(consistent[tuple(tree[0])]))))''',
+            "select_worst_query_solution": '''def select_worst_query(errors, epsilon, rng=None):
+    exponents = epsilon * np.asarray(errors, dtype=float) / 2
+    weights = np.exp(exponents - exponents.max())
+    return int(np.random.choice(len(weights), p=weights / weights.sum()))''',
+            "mwem_solution": mwem_with('''    measured = []
+    for _ in range(rounds):
+        chosen = select_worst_query(np.abs(queries @ synthetic - answers), epsilon / (2 * rounds))  # no rng handed on
+        measured.append((chosen, laplace_mech(answers[chosen], 1.0, epsilon / (2 * rounds))))
+        for query, measurement in measured:
+            synthetic = multiplicative_weights_update(synthetic, queries[query], measurement)'''),
+        },
+        zero=("test_noisy_marginals_composition", "test_sample_independent_columns", "test_sample_tree_follows_the_edges",
+              "test_synthesize_samples_consistent_marginals", "test_select_worst_query_factor_two",
+              "test_mwem_replays_the_measurements"),
+        full=("test_marginal_public_domain", "test_noisy_marginals_noise_on_counts", "test_consistent_marginals_valid",
+              "test_consistent_marginals_projection", "test_sample_tree_empty_row",
+              "test_synthesize_reads_the_data_only_to_measure", "test_marginal_errors_total_variation",
+              "test_synthetic_utility_design", "test_multiplicative_weights_update", "test_mwem_budget_per_round"),
     ),
     mocks_that_equal_everything(
         ["marginal", "noisy_marginals", "consistent_marginals", "sample_independent", "sample_tree", "synthesize",
