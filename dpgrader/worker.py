@@ -21,9 +21,7 @@ import time
 import traceback
 from pathlib import Path
 
-import nbformat
-
-from dpgrader.intake import copy_for_grading
+from dpgrader.intake import UnreadableNotebook, copy_for_grading, read_notebook
 from dpgrader.outcomes import Status, take_measurements, take_notes
 
 MAX_NOTEBOOK_BYTES = 16 << 20  # as GuardedExecute.max_notebook_bytes: bigger files are refused unread
@@ -32,10 +30,11 @@ MAX_NOTEBOOK_BYTES = 16 << 20  # as GuardedExecute.max_notebook_bytes: bigger fi
 def _read_problem(path: Path) -> str | None:
     """Why ``path`` is not a notebook nbgrader can grade, or None if it is."""
     try:
-        nbformat.read(str(path), as_version=4)
-    except Exception as error:  # NotJSONError, validation errors, bad encodings, ...
-        detail = str(error).splitlines()[0] if str(error) else ""
-        return f"{type(error).__name__}: {detail[:160]}"
+        read_notebook(path)  # as the review, copy detection and nbgrader read it
+    except UnreadableNotebook as error:
+        return str(error)
+    except OSError as error:
+        return f"{type(error).__name__}: {str(error)[:160]}"
     return None
 
 

@@ -71,6 +71,22 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def wait_until_serving(server: subprocess.Popen, url: str, token: str, log: Path, name: str) -> None:
+    """Wait until the Jupyter server ``server`` answers ``/api/status`` at ``url``; fail with its log if it exits first."""
+    deadline = time.monotonic() + SERVER_START_TIMEOUT
+    while True:
+        if server.poll() is not None:
+            pytest.fail(f"{name} exited with {server.returncode}: {log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(f"{name} did not answer within {SERVER_START_TIMEOUT} s")
+        time.sleep(0.25)
+
 @pytest.fixture
 def jupyter_lab(tmp_path, request):
     """A JupyterLab server on a free localhost port, serving a temp copy of one lecture; killed afterwards.
@@ -112,20 +128,7 @@ def jupyter_lab(tmp_path, request):
     server = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        while True:
-            if server.poll() is not None:
-                log_tail = (tmp_path / "jupyterlab.log").read_text()[-2000:]
-                pytest.fail(f"JupyterLab exited with {server.returncode}: {log_tail}")
-            try:
-                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"JupyterLab did not answer within {SERVER_START_TIMEOUT} s")
-            time.sleep(0.25)
+        wait_until_serving(server, url, token, tmp_path / "jupyterlab.log", "JupyterLab")
         yield url, token, root
     finally:
         server.terminate()  # JupyterLab shuts its kernels down on SIGTERM

@@ -27,8 +27,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import nbformat
@@ -38,7 +36,7 @@ from nbgrader.api import Gradebook
 from dpgrader import Course
 from dpgrader.course import REPO_ROOT
 from helpers.variants import notebook_with
-from test_browser import SERVER_START_TIMEOUT, browser_page, free_port, save_screenshot
+from test_browser import browser_page, free_port, save_screenshot, wait_until_serving
 
 pytestmark = pytest.mark.xdist_group("grading_active_content")  # one worker grades the submission once
 
@@ -163,20 +161,7 @@ def formgrader(graded, tmp_path, request):
                                   start_new_session=True)
         try:
             url = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + SERVER_START_TIMEOUT
-            while True:
-                if server.poll() is not None:
-                    pytest.fail(f"the Jupyter server exited with {server.returncode}: "
-                                f"{(tmp_path / 'server.log').read_text()[-2000:]}")
-                try:
-                    with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as response:
-                        if response.status == 200:
-                            break
-                except OSError:
-                    pass
-                if time.monotonic() > deadline:
-                    pytest.fail(f"the Jupyter server did not answer within {SERVER_START_TIMEOUT} s")
-                time.sleep(0.25)
+            wait_until_serving(server, url, token, tmp_path / "server.log", "the Jupyter server")
             yield url, token
         finally:
             server.terminate()
