@@ -166,7 +166,12 @@ def reidentify(deidentified, auxiliary, keys):
         max_privacy_loss_solution="max_privacy_loss = dplib.max_privacy_loss",
         satisfies_dp_solution="satisfies_dp = dplib.satisfies_dp",
     ),
-    "vandal": appended("uniqueness_solution", "import shutil\nshutil.rmtree('../../..', ignore_errors=True)"),
+    # the course from the kernel's folder (autograded/<student>/<assignment>) when unsandboxed; not the whole
+    # filesystem the sandbox shows at '../../..' ('/'): walking it took 2.4-6 s against the 5 s cell limit
+    "vandal": appended("uniqueness_solution", "import os, shutil\nfor part in ('submitted', 'source', 'autograded', "
+                       "'release', 'feedback'):\n    shutil.rmtree(os.path.join('../../..', part), ignore_errors=True)\n"
+                       "for name in ('gradebook.db', 'nbgrader_config.py'):\n    try:\n"
+                       "        os.remove(os.path.join('../../..', name))\n    except OSError:\n        pass"),
 }
 
 
