@@ -71,21 +71,22 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_until_serving(server: subprocess.Popen, url: str, token: str, log: Path, name: str) -> None:
-    """Wait until the Jupyter server ``server`` answers ``/api/status`` at ``url``; fail with its log if it exits first."""
-    deadline = time.monotonic() + SERVER_START_TIMEOUT
+def wait_until_serving(server: subprocess.Popen, status_url: str, log: Path, name: str,
+                       timeout: float = SERVER_START_TIMEOUT, poll: float = 0.25) -> None:
+    """Wait until ``status_url`` of the server ``server`` answers 200; fail with its log if it exits or ``timeout`` passes."""
+    deadline = time.monotonic() + timeout
     while True:
         if server.poll() is not None:
-            pytest.fail(f"{name} exited with {server.returncode}: {log.read_text()[-2000:]}")
+            pytest.fail(f"{name} exited with {server.returncode}:\n{log.read_text()[-3000:]}")
         try:
-            with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as response:
+            with urllib.request.urlopen(status_url, timeout=2) as response:
                 if response.status == 200:
                     return
         except OSError:
             pass
         if time.monotonic() > deadline:
-            pytest.fail(f"{name} did not answer within {SERVER_START_TIMEOUT} s")
-        time.sleep(0.25)
+            pytest.fail(f"{name} did not answer within {timeout} s:\n{log.read_text()[-3000:]}")
+        time.sleep(poll)
 
 @pytest.fixture
 def jupyter_lab(tmp_path, request):
@@ -128,7 +129,7 @@ def jupyter_lab(tmp_path, request):
     server = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         url = f"http://127.0.0.1:{port}"
-        wait_until_serving(server, url, token, tmp_path / "jupyterlab.log", "JupyterLab")
+        wait_until_serving(server, f"{url}/api/status?token={token}", tmp_path / "jupyterlab.log", "JupyterLab")
         yield url, token, root
     finally:
         server.terminate()  # JupyterLab shuts its kernels down on SIGTERM

@@ -161,7 +161,7 @@ def formgrader(graded, tmp_path, request):
                                   start_new_session=True)
         try:
             url = f"http://127.0.0.1:{port}"
-            wait_until_serving(server, url, token, tmp_path / "server.log", "the Jupyter server")
+            wait_until_serving(server, f"{url}/api/status?token={token}", tmp_path / "server.log", "the Jupyter server")
             yield url, token
         finally:
             server.terminate()

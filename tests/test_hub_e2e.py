@@ -29,7 +29,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -37,9 +36,9 @@ import nbformat
 import pytest
 
 try:  # pytest puts tests/ on sys.path (rootdir without __init__.py) ...
-    from test_browser import CHROMIUM, CHROMIUM_FLAGS, free_port, sync_playwright_or_skip
+    from test_browser import CHROMIUM, CHROMIUM_FLAGS, free_port, sync_playwright_or_skip, wait_until_serving
 except ImportError:  # ... or tests/ is a package
-    from tests.test_browser import CHROMIUM, CHROMIUM_FLAGS, free_port, sync_playwright_or_skip
+    from tests.test_browser import CHROMIUM, CHROMIUM_FLAGS, free_port, sync_playwright_or_skip, wait_until_serving
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "deploy" / "jupyterhub"))
 import local_hub  # noqa: E402
@@ -93,19 +92,7 @@ def hub():
         hub.setup_seconds = time.perf_counter() - started
         with open(log_path, "wb") as log:
             process = local_hub.start(hub, log=log)
-            deadline = time.monotonic() + HUB_START_TIMEOUT
-            while True:
-                if process.poll() is not None:
-                    pytest.fail(f"JupyterHub exited with {process.returncode}:\n{log_path.read_text()[-3000:]}")
-                try:
-                    with urllib.request.urlopen(f"{hub.url}/hub/api/", timeout=2) as response:
-                        if response.status == 200:
-                            break
-                except OSError:
-                    pass
-                if time.monotonic() > deadline:
-                    pytest.fail(f"JupyterHub did not answer within {HUB_START_TIMEOUT} s:\n{log_path.read_text()[-3000:]}")
-                time.sleep(0.5)
+            wait_until_serving(process, f"{hub.url}/hub/api/", log_path, "JupyterHub", HUB_START_TIMEOUT, poll=0.5)
             hub.log_path = log_path
             yield hub
     finally:
