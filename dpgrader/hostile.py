@@ -1,6 +1,6 @@
 """A catalogue of hostile submissions: what a student could try against the grader, as notebook code.
 
-Shared by the attack tests (``tests/test_grading_attacks.py``) and the class simulation
+Shared by the attack tests (``tests/grader/test_grading_attacks.py``) and the class simulation
 (``make demo``, :mod:`dpgrader.simulation`). Each :class:`Attack` is a code cell
 added to an otherwise untouched release notebook (so the attacker earns nothing
 honestly), plus the grading outcome the course promises for it. The code never raises

@@ -7,7 +7,7 @@ instructor guide), the ``dplib`` package without ``dpgrader`` (the instructor's 
 ``pyproject.toml`` and ``environment.yml`` to install it, and a student README. Never ``source/``
 (reference solutions, hidden tests, mark schemes), tests, gradebooks or feedback. Publish that
 folder as its own git repository (the commands are printed) and point nbgitpuller links at it.
-``tests/test_student_repo.py`` checks the output holds no file of source/ and no solution or
+``tests/deploy/test_student_repo.py`` checks the output holds no file of source/ and no solution or
 hidden-test text.
 """
 

@@ -17,7 +17,7 @@ What ``up`` prepares, as an instructor would for a real class:
 - ``source/`` of this checkout closed to other users (it holds the solutions and hidden tests, and
   every user's server runs from this checkout's ``.venv``).
 
-The test ``tests/test_hub_e2e.py`` uses the same functions with its own users, ports and folders.
+The test ``tests/deploy/test_hub_e2e.py`` uses the same functions with its own users, ports and folders.
 """
 
 from __future__ import annotations

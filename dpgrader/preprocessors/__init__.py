@@ -12,7 +12,7 @@ a preprocessor given as a string):
 - feedback: :class:`HideReviewNotes` right after ``GetGrades`` (review flags stay in
   formgrader), :class:`HideHiddenTests`, then :class:`NeutralizeActiveContent` again.
 
-Why, as measured on nbgrader 0.9.6 (see the tests in ``tests/test_grading_failure_modes.py``):
+Why, as measured on nbgrader 0.9.6 (see the tests in ``tests/grader/test_grading_failure_modes.py``):
 
 - ``DeduplicateIds`` turns the metadata of a duplicated cell into ``{}`` instead of removing
   it. With ``add_missing_cells`` the submission then fails with ``KeyError: 'grade_id'``;

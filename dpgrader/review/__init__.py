@@ -33,7 +33,7 @@ Names are resolved, not matched as text: ``import signal as _sg; _sg.setitimer``
 ``from os import path as p``, ``x = sys; x._getframe``, ``getattr(sys, "_get" + "frame")``
 and ``"get_" + "ipython"`` are all seen for what they are (constant string expressions
 are evaluated). Honest code raises no flag: every reference solution of ``source/`` and
-every honest student of ``make demo`` is reviewed in ``tests/test_review.py``.
+every honest student of ``make demo`` is reviewed in ``tests/grader/test_review.py``.
 
 :func:`review_flags` gives the flags of a notebook as ``"kind: reason"`` strings for
 ``grades.csv`` and the class summary; :func:`comment_in_gradebook` puts them in

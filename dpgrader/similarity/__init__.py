@@ -48,7 +48,7 @@ compared: everybody writes the same line. :func:`minimum_sizes` lists each exerc
 *added* to it, and only when they share at least :data:`CLASSMATE_EVIDENCE` fingerprints of
 their own (on a short exercise independent answers converge on the same small change: the
 honest students of ``make demo`` share up to 16; every copier of a classmate shares at
-least 26 on some exercise of each assignment, which ``tests/test_similarity.py`` checks). Each copy of the reference itself is reported as such; two cells no closer
+least 26 on some exercise of each assignment, which ``tests/grader/test_similarity.py`` checks). Each copy of the reference itself is reported as such; two cells no closer
 to each other than to the reference are not reported either. Two copies of the same dplib
 function are each reported as copying dplib, not as a pair.
 

@@ -1,7 +1,7 @@
 """The checks the pipeline harness makes, as functions returning a list of problems (empty = fine).
 
-Each check is a pure function of files or grades, so the harness (``tests/test_pipeline.py``)
-and the tests that prove the harness fails loudly (``tests/test_harness_checks.py``) share them.
+Each check is a pure function of files or grades, so the harness (``tests/notebooks/test_pipeline.py``)
+and the tests that prove the harness fails loudly (``tests/notebooks/test_harness_checks.py``) share them.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ answer written differently (a loop, the ``random`` module), a classic mistake, o
 delegation to dplib. Each assignment's variants live in ``tests/variant_cases/<assignment>.py``
 (a list ``VARIANTS``). :func:`grade_assignment` grades them together with the reference
 solution and the untouched release in one course folder with one ``nbgrader autograde``
-run; ``tests/test_pipeline.py`` and ``tests/test_variants.py`` read the same run.
+run; ``tests/notebooks/test_pipeline.py`` and ``tests/notebooks/test_variants.py`` read the same run.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Unit tests of :mod:`dpgrader.preprocessors.active_content` and of the feedback scrub of images (no kernel).
 Each payload carries the marker ``PWNED``; a page is safe when no script, event handler, URL, style or
 frame of the rendered HTML holds it (it may remain as visible, escaped text). The real pipeline and a real
-browser are in ``tests/test_browser_active_content.py``.
+browser are in ``tests/deploy/test_browser_active_content.py``.
 """
 
 from __future__ import annotations

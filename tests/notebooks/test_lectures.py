@@ -11,10 +11,10 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 COURSE = REPO / "course"
 LECTURES = sorted(COURSE.glob("*.ipynb"))
-# An assignment is a folder source/<name>/ holding <name>.ipynb (as tests/test_pipeline.py finds them).
+# An assignment is a folder source/<name>/ holding <name>.ipynb (as tests/notebooks/test_pipeline.py finds them).
 ASSIGNMENTS = sorted(path.parent.name for path in (REPO / "source").glob("*/*.ipynb") if path.stem == path.parent.name)
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 

@@ -40,12 +40,12 @@ try:  # pytest puts tests/ on sys.path (rootdir without __init__.py) ...
 except ImportError:  # ... or tests/ is a package
     from tests.test_browser import CHROMIUM, CHROMIUM_FLAGS, free_port, sync_playwright_or_skip, wait_until_serving
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "deploy" / "jupyterhub"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "deploy" / "jupyterhub"))
 import local_hub  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "02_laplace"
 WRITTEN = "written_bounded_noise_never_dp"
 INSTRUCTOR, ALICE, BOB = "dpe2e-teach", "dpe2e-alice", "dpe2e-bob"

@@ -2,7 +2,7 @@
 
 The variants are declared in ``tests/variant_cases/<assignment>.py``: correct answers written
 differently keep full marks, each classic mistake scores 0 on the test aimed at it and keeps the
-points of unrelated tests. The same run (shared with ``tests/test_pipeline.py``) shows the written
+points of unrelated tests. The same run (shared with ``tests/notebooks/test_pipeline.py``) shows the written
 answers of the reference waiting for a human grader.
 """
 

@@ -29,7 +29,7 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 COURSE = REPO / "course"
 LECTURE = COURSE / "02_laplace.ipynb"
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))

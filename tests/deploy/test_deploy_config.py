@@ -1,6 +1,6 @@
 """The deployments in deploy/ parse and agree: one machine (jupyterhub_config.py) and Kubernetes (values.yaml).
 
-No hub or cluster runs here (tests/test_hub_e2e.py runs the one-machine hub): these checks catch a
+No hub or cluster runs here (tests/deploy/test_hub_e2e.py runs the one-machine hub): these checks catch a
 values file that no longer parses, names another environment, or drifts from the roles, the
 extensions and the exchange of the hub that the browser test proves.
 """
@@ -14,7 +14,7 @@ import pytest
 import yaml
 from traitlets.config import Config
 
-DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 ROLES = DEPLOY / "jupyterhub" / "jupyter"
 INSTRUCTOR_ONLY = ("formgrader", "course_list")
 EVERYONE = ("assignment_list", "validate_assignment")
