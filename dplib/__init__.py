@@ -55,7 +55,7 @@ on first use, so ``import dplib`` does not pay for matplotlib and ipywidgets:
 The others: ``datasets``, ``laplace``, ``randomized_response``, ``kary_randomized_response``,
 ``channels``, ``estimators``, ``kary_estimators``, ``experiments``, ``exponential``,
 ``fairness``, ``privacy_loss``, ``attacks``, ``images``, ``composition``, ``sparse_vector``, ``gaussian``, ``learning``,
-``private_learning``, ``auditing``, ``vendors``, ``floating_point``, ``reconstruction``, ``marginals``, ``synthetic``, ``synthetic_evaluation``, ``multiplicative_weights``;
+``logistic_regression``, ``private_learning``, ``dp_gd_accounting``, ``subsampling``, ``auditing``, ``vendors``, ``floating_point``, ``reconstruction``, ``marginals``, ``synthetic``, ``synthetic_evaluation``, ``multiplicative_weights``;
 the grading platform is a package of its own, `dpgrader`, which no notebook imports.
 """
 
@@ -154,25 +154,23 @@ from dplib.learning import adult_learning_data, private_accuracy, privatize_colu
 from dplib.marginals import consistent_marginals, marginal, marginal_errors, noisy_marginals
 from dplib.multiplicative_weights import marginal_queries, multiplicative_weights_update, mwem, select_worst_query
 from dplib.privacy_loss import max_privacy_loss, privacy_loss_per_output, satisfies_dp
-from dplib.private_learning import (
+from dplib.dp_gd_accounting import dp_gd_epsilon, dp_gd_rho, gradient_sum_sensitivity, noise_multiplier_for
+from dplib.logistic_regression import (
     adult_design_matrices,
-    central_accuracy,
-    clip_gradients,
     design_matrix,
-    dp_gd_epsilon,
-    dp_gd_rho,
-    gradient_sum_sensitivity,
     logistic_accuracy,
     logistic_loss,
-    noise_multiplier_for,
+    nonprivate_logistic_regression,
+    per_example_gradients,
+)
+from dplib.private_learning import (
+    central_accuracy,
+    clip_gradients,
     noisy_gradient,
     noisy_gradient_descent,
     noisy_gradient_descent_path,
-    nonprivate_logistic_regression,
-    per_example_gradients,
-    sampled_gaussian_epsilon,
-    subsampled_epsilon,
 )
+from dplib.subsampling import sampled_gaussian_epsilon, subsampled_epsilon
 from dplib.randomized_response import coin_rr, privatize_image, rand_resp
 from dplib.reconstruction import answer_queries, reconstruct, reconstruction_accuracy, subset_queries
 from dplib.synthetic import (

@@ -9,95 +9,42 @@ Each step of full-batch DP-GD (Abadi et al. 2016, without their minibatch sampli
    with σ the *noise multiplier*;
 4. a step :math:`\theta \leftarrow \theta - \eta\, S / n`.
 
-**Privacy, and under which neighbours.** Step 3 is the Gaussian mechanism on the clipped sum. Its
-L2 sensitivity is C under **add/remove** neighbours (one person's clipped gradient is in the sum or
-not) and 2C under **substitution** (one clipped gradient replaced by another, both of norm at most C).
-So each step is :math:`\rho = \Delta_2^2 / (2\sigma^2 C^2)`-zCDP: :math:`1/(2\sigma^2)` or
-:math:`2/\sigma^2` (Bun & Steinke 2016, Prop. 1.6); C cancels. Every step looks at the data
-again: T steps are :math:`T\rho`-zCDP (Lemma 2.3), and
-:math:`\varepsilon = T\rho + 2\sqrt{T\rho \ln(1/\delta)}` (Prop. 1.3).
-
-**Dividing by n.** Step 4 is post-processing of the noisy sum only when n is public. Under
-substitution it is (both neighbours hold n people), so :func:`noisy_gradient`, which divides by
-``len(X)``, is exactly as private as the noisy sum. Under add/remove it is not: the averages on the
-two neighbours are :math:`\mathcal N(S/n, \sigma^2C^2/n^2)` and
-:math:`\mathcal N((S + \bar g)/(n+1), \sigma^2C^2/(n+1)^2)`, Gaussians of different variances,
-whose Rényi divergence (of the wider from the narrower) is infinite for every order
-:math:`\alpha \ge (n+1)^2/(2n+1) \approx (n+1)/2` (it is finite only while
-:math:`\alpha\sigma_Q^2 + (1-\alpha)\sigma_P^2 > 0`; Gil, Alajaji & Linder 2013): no ρ bounds it, so the
-step divided by ``len(X)`` is not zCDP under add/remove. The add/remove ρ of :func:`dp_gd_rho` is the
-ρ of the T noisy sums, and of steps that divide by a size fixed and published in advance, as Abadi
-et al. (2016) divide by their fixed lot size L.
-
-**Amplification by subsampling.** DP-SGD draws each step's batch by including every person
-independently with probability q. A step on such a sample is far more private than on everybody:
-an (ε, δ)-DP step becomes :math:`(\ln(1 + q(e^\varepsilon - 1)),\ q\delta)`-DP under add/remove
-neighbours (Balle, Barthe & Gaboardi 2018), and the T steps of DP-SGD are accounted for with the
-Rényi DP of the sampled Gaussian mechanism (Mironov, Talwar & Zhang 2019):
-:func:`subsampled_epsilon`, :func:`sampled_gaussian_epsilon`. That account is an upper bound, not
-the tight one: the conversion from Rényi DP to (ε, δ) loses some ε, and accountants of the privacy
-loss distribution (Koskela, Jälkö & Honkela 2020; Gopi, Lee & Wutschitz 2021) get closer to the
-true curve.
+Its privacy (the sensitivity of the clipped sum, ρ over T steps, the noise multiplier for a
+target epsilon) is :mod:`dplib.dp_gd_accounting`; DP-SGD's amplification by subsampling is
+:mod:`dplib.subsampling`; the model, its loss and its gradients are :mod:`dplib.logistic_regression`,
+whose tools unit 09's notebooks import from here too (``adult_design_matrices``, ``logistic_accuracy``, ...).
 
 References
 ----------
 M. Abadi, A. Chu, I. Goodfellow, H. B. McMahan, I. Mironov, K. Talwar, L. Zhang, "Deep learning
 with differential privacy", CCS 2016.
-M. Bun, T. Steinke, "Concentrated differential privacy: simplifications, extensions, and lower
-bounds", TCC 2016.
-M. Gil, F. Alajaji, T. Linder, "Rényi divergence measures for commonly used univariate continuous
-distributions", Information Sciences 249, 2013.
-B. Balle, G. Barthe, M. Gaboardi, "Privacy amplification by subsampling: tight analyses via
-couplings and divergences", NeurIPS 2018.
-I. Mironov, K. Talwar, L. Zhang, "Rényi differential privacy of the sampled Gaussian mechanism",
-arXiv:1908.10530, 2019.
-A. Koskela, J. Jälkö, A. Honkela, "Computing tight differential privacy guarantees using FFT",
-AISTATS 2020.
-S. Gopi, Y. T. Lee, L. Wutschitz, "Numerical composition of differential privacy", NeurIPS 2021.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
-from scipy import optimize, special
+from scipy import special
 
-from dplib._validation import (
-    _require_binary,
-    _require_epsilon,
-    _require_numeric_array,
-    _require_open_probability,
-    _require_positive_int,
-    _require_probability,
-    _require_sensitivity,
+from dplib._validation import _require_epsilon, _require_numeric_array, _require_positive_int, _require_sensitivity
+from dplib.dp_gd_accounting import noise_multiplier_for, require_clip_norm
+from dplib.logistic_regression import (
+    adult_design_matrices,
+    logistic_accuracy,
+    nonprivate_logistic_regression,
+    per_example_gradients,
+    require_design,
+    require_theta,
 )
-from dplib.gaussian import zcdp_rho, zcdp_to_epsilon
-from dplib.learning import FEATURES, LABEL, adult_learning_data
 
 __all__ = [
-    "design_matrix",
-    "adult_design_matrices",
-    "logistic_loss",
-    "logistic_accuracy",
-    "per_example_gradients",
     "clip_gradients",
-    "gradient_sum_sensitivity",
     "noisy_gradient",
     "noisy_gradient_descent",
     "noisy_gradient_descent_path",
-    "dp_gd_rho",
-    "dp_gd_epsilon",
-    "noise_multiplier_for",
-    "nonprivate_logistic_regression",
     "central_accuracy",
-    "subsampled_epsilon",
-    "sampled_gaussian_epsilon",
 ]
 
-#: The two notions of neighbouring datasets, and the L2 sensitivity of a sum of clipped gradients in clip norms.
-SENSITIVITY_IN_CLIP_NORMS = {"add_remove": 1.0, "substitute": 2.0}
 #: Hyperparameters of the course's DP-GD on Adult, chosen on rows 20,000 and up of Adult's train split
 #: (never trained on in unit 09), not on the people the model is trained and scored on.
 CLIP_NORM = 1.0
@@ -107,167 +54,7 @@ LEARNING_RATE = 2.0
 DELTA = 1e-6
 
 
-# --------------------------------------------------------------------------- validation
-
-
-def _require_design(X, y) -> tuple[np.ndarray, np.ndarray]:
-    """``X`` as an (n, d) float array and ``y`` as n labels 0.0/1.0."""
-    X = _require_numeric_array(X, "X")
-    if X.ndim != 2 or X.shape[0] == 0:
-        raise ValueError(f"X must be a 2-D array with at least one row (one row per person), got shape {X.shape}")
-    y = _require_binary(y, "y").astype(float)
-    if y.shape != (X.shape[0],):
-        raise ValueError(f"y must hold one label per row of X ({X.shape[0]}), got shape {y.shape}")
-    return X, y
-
-
-def _require_theta(theta, d: int) -> np.ndarray:
-    theta = _require_numeric_array(theta, "theta")
-    if theta.shape != (d,):
-        raise ValueError(f"theta must have one entry per column of X ({d}), got shape {theta.shape}")
-    return theta
-
-
-def _require_neighbours(neighbours) -> str:
-    if neighbours not in SENSITIVITY_IN_CLIP_NORMS:
-        raise ValueError(f"neighbours must be one of {sorted(SENSITIVITY_IN_CLIP_NORMS)}, got {neighbours!r}")
-    return neighbours
-
-
-def _require_clip_norm(clip_norm) -> float:
-    return _require_epsilon(clip_norm, "clip_norm")  # finite and > 0, as epsilon
-
-
-# --------------------------------------------------------------------------- data
-
-
-def design_matrix(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    r"""Features and labels of an :func:`dplib.learning.adult_learning_data` frame, ready for logistic regression.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        Columns :data:`dplib.learning.FEATURES` and ``income``, each a ``Categorical``.
-
-    Returns
-    -------
-    X : numpy.ndarray of shape (n, d)
-        An intercept column of ones, then one 0/1 column per category of each feature, over the
-        feature's whole domain (its ``.cat.categories``): the columns do not depend on who is in
-        ``frame``, and every row has norm :math:`\sqrt 7`.
-    y : numpy.ndarray of shape (n,)
-        1.0 for ``income == ">50K"``, else 0.0.
-
-    Notes
-    -----
-    Nothing here is learnt from the data: the domains are fixed in advance (UCI's adult.names), so
-    encoding spends no privacy. Standardizing with the data's own mean and spread would be a query
-    on the private data.
-
-    Examples
-    --------
-    >>> train, _ = adult_learning_data(1_000)
-    >>> X, y = design_matrix(train)
-    >>> X.shape, float(X[0].sum()), float(y.mean()) < 0.5
-    ((1000, 50), 7.0, True)
-    """
-    missing = [c for c in (*FEATURES, LABEL) if c not in frame.columns]
-    if missing:
-        raise ValueError(f"frame must have the columns {list(FEATURES) + [LABEL]}, missing {missing}")
-    blocks = [np.ones((len(frame), 1))]
-    for column in FEATURES:
-        values = frame[column]
-        if not isinstance(values.dtype, pd.CategoricalDtype):
-            raise ValueError(f"column {column!r} must be a Categorical (its domain fixed in advance), got {values.dtype}")
-        codes = values.cat.codes.to_numpy()
-        if (codes < 0).any():
-            raise ValueError(f"column {column!r} has missing values")
-        blocks.append(np.eye(len(values.cat.categories))[codes])
-    X = np.hstack(blocks)
-    y = (np.asarray(frame[LABEL]).astype(str) == ">50K").astype(float)
-    return X, y
-
-
-def adult_design_matrices(train_size: int | None = 10_000) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(X_train, y_train, X_test, y_test)``: the people of unit 08's learning exercise, as :func:`design_matrix`.
-
-    The train split's first ``train_size`` people (``None``: all 30,162) and the whole test split
-    (15,060 people), as :func:`dplib.learning.adult_learning_data` gives them.
-
-    Examples
-    --------
-    >>> X_train, y_train, X_test, y_test = adult_design_matrices(2_000)
-    >>> X_train.shape, X_test.shape
-    ((2000, 50), (15060, 50))
-    """
-    train, test = adult_learning_data(train_size)
-    return (*design_matrix(train), *design_matrix(test))
-
-
-# --------------------------------------------------------------------------- the model
-
-
-def logistic_loss(theta, X, y) -> float:
-    r"""Mean logistic loss :math:`\frac1n \sum_i \ln(1 + e^{z_i}) - y_i z_i` with :math:`z_i = \theta \cdot x_i`.
-
-    Computed as ``logaddexp(0, z) - y z``: no overflow for large :math:`|z|`.
-
-    Examples
-    --------
-    >>> round(logistic_loss([0.0, 0.0], [[1.0, 2.0], [1.0, -1.0]], [1, 0]), 4)
-    0.6931
-    """
-    X, y = _require_design(X, y)
-    z = X @ _require_theta(theta, X.shape[1])
-    return float(np.mean(np.logaddexp(0.0, z) - y * z))
-
-
-def logistic_accuracy(theta, X, y) -> float:
-    r"""Share of rows whose label the linear classifier :math:`\theta \cdot x > 0` predicts right.
-
-    Examples
-    --------
-    >>> logistic_accuracy([1.0, -1.0], [[2.0, 1.0], [1.0, 2.0], [0.0, 1.0]], [1, 0, 1])
-    0.6666666666666666
-    """
-    X, y = _require_design(X, y)
-    predicted = X @ _require_theta(theta, X.shape[1]) > 0
-    return float(np.mean(predicted == (y == 1.0)))
-
-
-def per_example_gradients(theta, X, y) -> np.ndarray:
-    r"""Gradient of each person's logistic loss at ``theta``: one row per person.
-
-    Parameters
-    ----------
-    theta : array_like of shape (d,)
-        The model's weights.
-    X : array_like of shape (n, d)
-        One row of features per person.
-    y : array_like of shape (n,)
-        Labels, 0 or 1.
-
-    Returns
-    -------
-    numpy.ndarray of shape (n, d)
-        Row i is :math:`g_i = (\mathrm{sigmoid}(\theta \cdot x_i) - y_i)\, x_i`.
-
-    Notes
-    -----
-    The loss of person i is :math:`\ell_i(\theta) = \ln(1 + e^{z_i}) - y_i z_i` with
-    :math:`z_i = \theta \cdot x_i`; its derivative in :math:`z_i` is
-    :math:`\mathrm{sigmoid}(z_i) - y_i`, and the chain rule multiplies by :math:`x_i`.
-    ``scipy.special.expit`` computes the sigmoid without overflow.
-
-    Examples
-    --------
-    >>> per_example_gradients([0.0, 0.0], [[1.0, 2.0], [1.0, -1.0]], [1, 0])
-    array([[-0.5, -1. ],
-           [ 0.5, -0.5]])
-    """
-    X, y = _require_design(X, y)
-    residuals = special.expit(X @ _require_theta(theta, X.shape[1])) - y
-    return residuals[:, None] * X
+# --------------------------------------------------------------------------- clipping
 
 
 def _clip_factors(norms: np.ndarray, clip_norm: float) -> np.ndarray:
@@ -310,7 +97,7 @@ def clip_gradients(gradients, clip_norm: float) -> np.ndarray:
     gradients = _require_numeric_array(gradients, "gradients")
     if gradients.ndim != 2:
         raise ValueError(f"gradients must be a 2-D array (one row per person), got shape {gradients.shape}")
-    clip_norm = _require_clip_norm(clip_norm)
+    clip_norm = require_clip_norm(clip_norm)
     clipped = gradients * _clip_factors(np.linalg.norm(gradients, axis=1), clip_norm)[:, None]
     too_long = np.linalg.norm(clipped, axis=1) > clip_norm
     while too_long.any():  # a few ulps of rounding at most: one or two passes
@@ -319,21 +106,7 @@ def clip_gradients(gradients, clip_norm: float) -> np.ndarray:
     return clipped
 
 
-def gradient_sum_sensitivity(clip_norm: float, neighbours: str = "add_remove") -> float:
-    r"""L2 sensitivity of a sum of gradients each clipped to norm ``clip_norm``: C (add/remove) or 2C (substitute).
-
-    Notes
-    -----
-    Add or remove one person: the sum gains or loses one vector of norm at most C. Substitute one
-    person: one vector :math:`\bar g` is replaced by another :math:`\bar g'`, and
-    :math:`\|\bar g - \bar g'\|_2 \le 2C`, reached by two opposite gradients.
-
-    Examples
-    --------
-    >>> gradient_sum_sensitivity(0.5, "add_remove"), gradient_sum_sensitivity(0.5, "substitute")
-    (0.5, 1.0)
-    """
-    return SENSITIVITY_IN_CLIP_NORMS[_require_neighbours(neighbours)] * _require_clip_norm(clip_norm)
+# --------------------------------------------------------------------------- the noisy step and DP-GD
 
 
 def _require_noise_multiplier(noise_multiplier) -> float:
@@ -350,7 +123,7 @@ def noisy_gradient(theta, X, y, clip_norm: float, noise_multiplier: float, rng=N
     X, y : array_like
         The data, shapes (n, d) and (n,). The result is divided by n = ``len(X)``, which is public
         under substitution neighbours only: under add/remove only the noisy sum is private (see
-        the module's notes).
+        :mod:`dplib.dp_gd_accounting`).
     clip_norm : float
         C, finite and > 0.
     noise_multiplier : float
@@ -367,8 +140,8 @@ def noisy_gradient(theta, X, y, clip_norm: float, noise_multiplier: float, rng=N
     Notes
     -----
     The noise is drawn once, for the sum, and scaled to the sum's sensitivity (C, or 2C under
-    substitution: see :func:`dp_gd_rho`), not to 1; dividing by n afterwards divides the noise too,
-    so the average carries noise of standard deviation σC/n. Noise of standard deviation σC added
+    substitution: see :func:`dplib.dp_gd_accounting.dp_gd_rho`), not to 1; dividing by n afterwards divides the
+    noise too, so the average carries noise of standard deviation σC/n. Noise of standard deviation σC added
     to every example instead would be :math:`\sqrt n` times larger on the sum: the sum would be
     n times more private (ρ/n), bought with :math:`\sqrt n` times the error.
 
@@ -378,9 +151,9 @@ def noisy_gradient(theta, X, y, clip_norm: float, noise_multiplier: float, rng=N
     >>> noisy_gradient([0.0, 0.0], [[1.0, 2.0], [1.0, -1.0]], [1, 0], 1.0, 0.0).round(4)  # no noise: the clipped mean
     array([ 0.0264, -0.6972])
     """
-    X, y = _require_design(X, y)
-    theta = _require_theta(theta, X.shape[1])
-    clip_norm = _require_clip_norm(clip_norm)
+    X, y = require_design(X, y)
+    theta = require_theta(theta, X.shape[1])
+    clip_norm = require_clip_norm(clip_norm)
     noise_multiplier = _require_noise_multiplier(noise_multiplier)
     rng = np.random.default_rng(rng)
     clipped_sum = clip_gradients(per_example_gradients(theta, X, y), clip_norm).sum(axis=0)
@@ -411,8 +184,8 @@ def noisy_gradient_descent_path(X, y, clip_norm: float, noise_multiplier: float,
     >>> path.shape, bool(np.all(path[0] == 0))
     ((4, 2), True)
     """
-    X, y = _require_design(X, y)
-    clip_norm = _require_clip_norm(clip_norm)
+    X, y = require_design(X, y)
+    clip_norm = require_clip_norm(clip_norm)
     noise_multiplier = _require_noise_multiplier(noise_multiplier)
     steps = _require_positive_int(steps, "steps", minimum=0)
     learning_rate = _require_epsilon(learning_rate, "learning_rate")
@@ -451,7 +224,8 @@ def noisy_gradient_descent(X, y, clip_norm: float, noise_multiplier: float, step
     Returns
     -------
     numpy.ndarray of shape (d,)
-        :math:`\theta_T`. Its privacy: :func:`dp_gd_epsilon` of ``noise_multiplier`` and ``steps``.
+        :math:`\theta_T`. Its privacy: :func:`dplib.dp_gd_accounting.dp_gd_epsilon` of ``noise_multiplier``
+        and ``steps``.
 
     Notes
     -----
@@ -471,131 +245,7 @@ def noisy_gradient_descent(X, y, clip_norm: float, noise_multiplier: float, step
     return noisy_gradient_descent_path(X, y, clip_norm, noise_multiplier, steps, learning_rate, rng=rng)[-1]
 
 
-# --------------------------------------------------------------------------- privacy accounting
-
-
-def _require_positive_noise_multiplier(noise_multiplier) -> float:
-    return _require_epsilon(noise_multiplier, "noise_multiplier")  # finite and > 0: sigma = 0 is no privacy
-
-
-def dp_gd_rho(noise_multiplier: float, steps: int, neighbours: str = "add_remove") -> float:
-    r"""zCDP of ``steps`` steps of DP-GD with noise multiplier σ: :math:`T \Delta^2 / (2\sigma^2 C^2)`.
-
-    Parameters
-    ----------
-    noise_multiplier : float
-        σ, finite and > 0.
-    steps : int
-        T >= 1.
-    neighbours : {"add_remove", "substitute"}
-        Neighbouring datasets differ by one person added or removed (:math:`\Delta = C`), or by one
-        person's record replaced (:math:`\Delta = 2C`).
-
-    Returns
-    -------
-    float
-        ρ: :math:`T/(2\sigma^2)` under add/remove, :math:`2T/\sigma^2` under substitution.
-
-    Notes
-    -----
-    Each step releases the clipped sum through the Gaussian mechanism with standard deviation σC:
-    :math:`\rho_1 = \Delta^2/(2\sigma^2C^2)` (Bun & Steinke 2016, Prop. 1.6), where C cancels. The
-    T releases compose to :math:`T\rho_1` (Lemma 2.3): every step is charged, even though only the
-    last model is published, because each step's input depends on the data afresh.
-
-    Under add/remove this is the ρ of the T noisy *sums* (and of steps that divide them by a size
-    published in advance); :func:`noisy_gradient` divides by ``len(X)``, which keeps it only under
-    substitution (see the module's notes).
-
-    Examples
-    --------
-    >>> dp_gd_rho(10.0, 100), dp_gd_rho(10.0, 100, "substitute")
-    (0.5, 2.0)
-    """
-    noise_multiplier = _require_positive_noise_multiplier(noise_multiplier)
-    steps = _require_positive_int(steps, "steps")
-    per_step = zcdp_rho(gradient_sum_sensitivity(1.0, neighbours), noise_multiplier)  # C = 1: the noise is sigma
-    return steps * per_step
-
-
-def dp_gd_epsilon(noise_multiplier: float, steps: int, delta: float, neighbours: str = "add_remove") -> float:
-    r"""epsilon of ``steps`` steps of DP-GD at ``delta``: :math:`\rho + 2\sqrt{\rho\ln(1/\delta)}`, :math:`\rho` = :func:`dp_gd_rho`.
-
-    Examples
-    --------
-    >>> round(dp_gd_epsilon(10.0, 100, 1e-6), 4)
-    5.7565
-    """
-    return zcdp_to_epsilon(dp_gd_rho(noise_multiplier, steps, neighbours), delta)
-
-
-def noise_multiplier_for(epsilon: float, delta: float, steps: int, neighbours: str = "add_remove") -> float:
-    r"""The noise multiplier σ for which ``steps`` steps of DP-GD are exactly (epsilon, delta)-DP (by zCDP).
-
-    Parameters
-    ----------
-    epsilon : float
-        Target epsilon of the whole training, finite and > 0.
-    delta : float
-        Target delta, strictly between 0 and 1.
-    steps : int
-        T >= 1.
-    neighbours : {"add_remove", "substitute"}
-
-    Returns
-    -------
-    float
-        σ with ``dp_gd_epsilon(σ, steps, delta, neighbours) == epsilon`` (to about 1e-12 relative).
-
-    Notes
-    -----
-    :func:`dp_gd_epsilon` falls continuously and strictly from :math:`+\infty` (σ → 0) to 0
-    (σ → ∞), so the equation has exactly one root; ``scipy.optimize.brentq`` finds it in
-    :math:`\log\sigma`, on a bracket widened until it changes sign. (Solving
-    :math:`\rho + 2\sqrt{\rho L} = \varepsilon` for :math:`\sqrt\rho` gives the same answer in
-    closed form, :math:`\rho = (\sqrt{L + \varepsilon} - \sqrt L)^2` with :math:`L = \ln(1/\delta)`.)
-
-    Examples
-    --------
-    >>> sigma = noise_multiplier_for(1.0, 1e-6, 100, "substitute")
-    >>> round(sigma, 2), round(dp_gd_epsilon(sigma, 100, 1e-6, "substitute"), 9)
-    (107.0, 1.0)
-    """
-    epsilon = _require_epsilon(epsilon)
-    delta = _require_open_probability(delta, "delta")
-    steps = _require_positive_int(steps, "steps")
-    neighbours = _require_neighbours(neighbours)
-
-    def excess(log_sigma: float) -> float:
-        return dp_gd_epsilon(math.exp(log_sigma), steps, delta, neighbours) - epsilon
-
-    low, high = 0.0, 1.0
-    while excess(low) < 0:  # epsilon -> inf as sigma -> 0
-        low -= 1.0
-    while excess(high) > 0:  # epsilon -> 0 as sigma -> inf
-        high += 1.0
-    return math.exp(optimize.brentq(excess, low, high, xtol=1e-14, rtol=1e-14))
-
-
 # --------------------------------------------------------------------------- accuracy
-
-
-def nonprivate_logistic_regression(X, y) -> np.ndarray:
-    """Weights of scikit-learn's ``LogisticRegression`` on ``X`` (which holds its own intercept column): no privacy.
-
-    The non-private baseline: lbfgs, the default L2 penalty (``C=1.0``), no extra intercept.
-
-    Examples
-    --------
-    >>> X_train, y_train, X_test, y_test = adult_design_matrices(2_000)
-    >>> round(logistic_accuracy(nonprivate_logistic_regression(X_train, y_train), X_test, y_test), 3)
-    0.831
-    """
-    from sklearn.linear_model import LogisticRegression  # imported here: `import dplib` stays fast
-
-    X, y = _require_design(X, y)
-    model = LogisticRegression(fit_intercept=False, max_iter=1_000).fit(X, y)
-    return model.coef_[0].copy()
 
 
 def central_accuracy(epsilons, trials: int, rng=None, *, data=None, clip_norm: float = CLIP_NORM, steps: int = STEPS,
@@ -648,95 +298,3 @@ def central_accuracy(epsilons, trials: int, rng=None, *, data=None, clip_norm: f
     table = pd.DataFrame.from_dict(rows, orient="index", columns=["accuracy_mean", "accuracy_std"])
     table.index.name = "epsilon"
     return table
-
-
-# --------------------------------------------------------------------------- amplification by subsampling
-
-
-def subsampled_epsilon(epsilon: float, delta: float, sampling_rate: float) -> tuple[float, float]:
-    r"""(epsilon, delta) of an (epsilon, delta)-DP mechanism run on a Poisson sample of rate q.
-
-    Notes
-    -----
-    Each person is in the sample independently with probability q. Under add/remove neighbours
-    the mechanism on the sample is
-
-    .. math:: \big(\ln(1 + q(e^{\varepsilon} - 1)),\ q\delta\big)\text{-DP},
-
-    about :math:`(q\varepsilon, q\delta)` for small ε (Balle, Barthe & Gaboardi 2018, Poisson
-    subsampling under the add/remove relation; tight).
-
-    Examples
-    --------
-    >>> epsilon, delta = subsampled_epsilon(1.0, 1e-6, 0.01)
-    >>> round(epsilon, 5), delta
-    (0.01704, 1e-08)
-    """
-    epsilon = _require_epsilon(epsilon)
-    delta = _require_probability(delta, "delta")
-    q = _require_probability(sampling_rate, "sampling_rate")
-    return math.log1p(q * math.expm1(epsilon)), q * delta
-
-
-def _sampled_gaussian_rdp(noise_multiplier: float, q: float, order: int) -> float:
-    r"""Rényi DP of one step of the sampled Gaussian mechanism at an integer order α >= 2.
-
-    :math:`\frac{1}{\alpha-1}\ln \sum_{k=0}^{\alpha} \binom{\alpha}{k} (1-q)^{\alpha-k} q^k
-    e^{(k^2-k)/(2\sigma^2)}` (Mironov, Talwar & Zhang 2019, Sec. 3.3), in log space.
-    """
-    if q == 1.0:
-        return order / (2 * noise_multiplier**2)  # the Gaussian mechanism itself
-    k = np.arange(order + 1)
-    log_terms = (special.gammaln(order + 1) - special.gammaln(k + 1) - special.gammaln(order - k + 1)
-                 + (order - k) * math.log1p(-q) + k * math.log(q) + (k * k - k) / (2 * noise_multiplier**2))
-    return float(special.logsumexp(log_terms)) / (order - 1)
-
-
-def sampled_gaussian_epsilon(noise_multiplier: float, sampling_rate: float, steps: int, delta: float,
-                             orders=range(2, 257)) -> float:
-    r"""epsilon of DP-SGD: ``steps`` Gaussian steps (noise multiplier σ), each on a Poisson sample of rate q.
-
-    Parameters
-    ----------
-    noise_multiplier : float
-        σ, finite and > 0 (the noise on a step's clipped sum is σC; add/remove sensitivity C).
-    sampling_rate : float
-        q in (0, 1]: each person joins each step's batch independently with probability q.
-    steps : int
-        T >= 1.
-    delta : float
-        Strictly between 0 and 1.
-    orders : iterable of int
-        Integer Rényi orders α >= 2 to optimise over.
-
-    Returns
-    -------
-    float
-        :math:`\min_\alpha\ T\,\varepsilon_{\mathrm{RDP}}(\alpha) + \ln(1/\delta)/(\alpha - 1)`: an
-        upper bound on epsilon under add/remove neighbours (Mironov 2017, Prop. 3, for the conversion).
-
-    Notes
-    -----
-    The sampled Gaussian mechanism's Rényi DP (Mironov, Talwar & Zhang 2019) is the accountant of
-    DP-SGD (Abadi et al. 2016's moments accountant). It is an upper bound: converting Rényi DP to
-    (ε, δ) is lossy, and privacy-loss-distribution accountants (Koskela, Jälkö & Honkela 2020;
-    Gopi, Lee & Wutschitz 2021) give a smaller ε for the same steps. With ``sampling_rate = 1`` it is full-batch
-    DP-GD, :math:`\alpha/(2\sigma^2)` per step: the same Gaussian noise as :func:`dp_gd_rho`'s,
-    converted with another (slightly looser) formula.
-
-    Examples
-    --------
-    >>> round(sampled_gaussian_epsilon(1.0, 0.01, 10_000, 1e-5), 2)
-    7.47
-    """
-    noise_multiplier = _require_positive_noise_multiplier(noise_multiplier)
-    q = _require_probability(sampling_rate, "sampling_rate")
-    if q == 0:
-        raise ValueError("sampling_rate must be a probability in (0, 1], got 0")
-    steps = _require_positive_int(steps, "steps")
-    delta = _require_open_probability(delta, "delta")
-    orders = [_require_positive_int(order, "orders", minimum=2) for order in orders]
-    if not orders:
-        raise ValueError("orders must list at least one integer >= 2, got none")
-    return min(steps * _sampled_gaussian_rdp(noise_multiplier, q, order) + math.log(1 / delta) / (order - 1)
-               for order in orders)

@@ -7,8 +7,8 @@ derived from the code: :func:`delegation_closure` follows the names a function's
 attribute of a dplib module, and from those on, transitively. It leaves out
 
 - validators, which check arguments and compute nothing of an answer: the functions of
-  ``dplib._validation`` and ``dplib._arrays`` and any dplib function named ``_require_*`` or
-  ``_check_*``;
+  ``dplib._validation`` and ``dplib._arrays`` and any dplib function named ``require_*``,
+  ``_require_*`` or ``_check_*``;
 - tools a notebook hands to every exercise: the data loaders (``dplib.datasets``, ``dplib.images``,
   :func:`dplib.learning.adult_learning_data`), the plots and explorers (``dplib.plotting``,
   ``dplib.widgets``) and ``dplib.testing`` itself;
@@ -34,7 +34,7 @@ TOOL_MODULES = ("dplib.datasets", "dplib.images", "dplib.plotting", "dplib.widge
 #: Modules of validators and array helpers: they compute nothing of an answer.
 HELPER_MODULES = ("dplib._validation", "dplib._arrays")
 #: Prefixes of validators' names.
-VALIDATOR_PREFIXES = ("_require_", "_check_")
+VALIDATOR_PREFIXES = ("require_", "_require_", "_check_")
 #: Single functions that are tools: the data of 08's learning exercises.
 TOOL_FUNCTIONS = ("dplib.learning.adult_learning_data", "dplib.learning._learning_splits", "dplib.learning._categorical")
 

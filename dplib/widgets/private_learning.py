@@ -23,17 +23,9 @@ import ipywidgets as widgets
 import numpy as np
 
 from dplib._validation import _require_epsilon, _require_open_probability, _require_positive_int, _require_sensitivity
-from dplib.private_learning import (
-    CLIP_NORM,
-    DELTA,
-    LEARNING_RATE,
-    STEPS,
-    adult_design_matrices,
-    dp_gd_epsilon,
-    logistic_accuracy,
-    noisy_gradient_descent_path,
-    nonprivate_logistic_regression,
-)
+from dplib.dp_gd_accounting import dp_gd_epsilon
+from dplib.logistic_regression import adult_design_matrices, logistic_accuracy, nonprivate_logistic_regression
+from dplib.private_learning import CLIP_NORM, DELTA, LEARNING_RATE, STEPS, noisy_gradient_descent_path
 from dplib.widgets._render import SLIDER_LAYOUT, SLIDER_STYLE, Explorer, seed_box
 
 __all__ = ["PrivateLearningView", "private_learning_view", "PrivateLearningExplorer", "MAX_STEPS"]
@@ -141,7 +133,7 @@ def private_learning_view(clip_norm: float = CLIP_NORM, noise_multiplier: float 
     Notes
     -----
     The run is :func:`dplib.private_learning.noisy_gradient_descent_path` from
-    ``numpy.random.default_rng(seed)``; epsilon is :func:`dplib.private_learning.dp_gd_epsilon`,
+    ``numpy.random.default_rng(seed)``; epsilon is :func:`dplib.dp_gd_accounting.dp_gd_epsilon`,
     :math:`T\rho_1` with :math:`\rho_1 = 2/\sigma^2` (substitution) or :math:`1/(2\sigma^2)`
     (add/remove), converted at δ.
 

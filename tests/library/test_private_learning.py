@@ -1,4 +1,4 @@
-"""Tests for dplib.private_learning: per-example gradients, clipping, the noisy step, DP-GD, its accounting.
+"""Tests for dplib.private_learning: clipping, the noisy step, DP-GD and its accuracy at a budget.
 
 Randomness is tested by distribution, with fixed seeds *and* acceptance regions whose false-failure
 probability under a correct implementation is fixed in advance (<= 1e-6, through dplib.testing):
@@ -14,30 +14,24 @@ import pandas as pd
 import pytest
 from scipy import integrate, stats
 
-from dplib.gaussian import gaussian_delta, zcdp_rho, zcdp_to_epsilon
-from dplib.learning import FEATURES, adult_learning_data
+from dplib.dp_gd_accounting import dp_gd_rho, noise_multiplier_for
+from dplib.logistic_regression import (
+    adult_design_matrices,
+    logistic_accuracy,
+    logistic_loss,
+    nonprivate_logistic_regression,
+    per_example_gradients,
+)
 from dplib.private_learning import (
     CLIP_NORM,
     DELTA,
     LEARNING_RATE,
     STEPS,
-    adult_design_matrices,
     central_accuracy,
     clip_gradients,
-    design_matrix,
-    dp_gd_epsilon,
-    dp_gd_rho,
-    gradient_sum_sensitivity,
-    logistic_accuracy,
-    logistic_loss,
-    noise_multiplier_for,
     noisy_gradient,
     noisy_gradient_descent,
     noisy_gradient_descent_path,
-    nonprivate_logistic_regression,
-    per_example_gradients,
-    sampled_gaussian_epsilon,
-    subsampled_epsilon,
 )
 from dplib.testing import check_categorical, check_distribution, check_fraction
 
@@ -59,55 +53,7 @@ def noise_only_design(n: int, d: int) -> tuple[np.ndarray, np.ndarray]:
     return X, np.arange(n) % 2
 
 
-# --------------------------------------------------------------------------- data
-
-
-def test_design_matrix_one_hot_over_the_whole_domain():
-    train, test = adult_learning_data(500)
-    X, y = design_matrix(train)
-    width = 1 + sum(len(train[c].cat.categories) for c in FEATURES)
-    assert X.shape == (500, width) == (500, 50)
-    assert (X[:, 0] == 1).all() and set(np.unique(X)) == {0.0, 1.0}
-    assert (X.sum(axis=1) == 1 + len(FEATURES)).all()  # one category per feature, plus the intercept
-    assert np.array_equal(y, (train["income"] == ">50K").to_numpy(dtype=float))
-    # the columns come from the domain, not from who is in the frame: one person gives the same layout
-    one, _ = design_matrix(train.iloc[:1])
-    assert np.array_equal(one, X[:1])
-    assert design_matrix(test)[0].shape[1] == width
-
-
-def test_design_matrix_refuses_frames_without_a_fixed_domain():
-    train, _ = adult_learning_data(50)
-    with pytest.raises(ValueError, match="missing"):
-        design_matrix(train.drop(columns=["sex"]))
-    with pytest.raises(ValueError, match="'sex' must be a Categorical"):
-        design_matrix(train.assign(sex=train["sex"].astype(str)))
-
-
-# --------------------------------------------------------------------------- gradients and clipping
-
-
-def test_per_example_gradients_are_the_derivatives_of_each_loss(small):
-    X, y, theta = small
-    gradients = per_example_gradients(theta, X, y)
-    assert gradients.shape == X.shape
-    # central finite differences of person i's own loss, coordinate by coordinate
-    h = 1e-6
-    for i in (0, 7, 123):
-        numerical = [(logistic_loss(theta + h * e, X[i:i + 1], y[i:i + 1])
-                      - logistic_loss(theta - h * e, X[i:i + 1], y[i:i + 1])) / (2 * h) for e in np.eye(X.shape[1])]
-        assert np.allclose(gradients[i], numerical, atol=1e-7)
-    # their mean is the gradient of the mean loss (no sign error, no 1/n inside)
-    assert np.allclose(gradients.mean(axis=0), per_example_gradients(theta, X, y).sum(axis=0) / len(X))
-
-
-def test_per_example_gradients_and_loss_do_not_overflow():
-    X, y = np.array([[1.0, 800.0], [1.0, -800.0]]), np.array([0, 1])
-    with np.errstate(over="raise", invalid="raise", divide="raise"):
-        gradients = per_example_gradients([0.0, 1.0], X, y)
-        loss = logistic_loss([0.0, 1.0], X, y)
-    assert np.allclose(gradients, [[1.0, 800.0], [-1.0, 800.0]])
-    assert loss == pytest.approx(800.0)
+# --------------------------------------------------------------------------- clipping
 
 
 def test_clipped_norms_are_at_most_c_exactly_and_directions_are_kept():
@@ -137,19 +83,6 @@ def test_clip_gradients_rejects_bad_input():
         clip_gradients(np.ones((2, 2)), 0.0)
     with pytest.raises(ValueError, match="gradients must be a 2-D array"):
         clip_gradients(np.ones(3), 1.0)
-
-
-def test_sum_sensitivity_is_c_or_2c_and_reached():
-    assert gradient_sum_sensitivity(C, "add_remove") == C
-    assert gradient_sum_sensitivity(C, "substitute") == 2 * C
-    # brute force: the largest change of the sum over pairs of clipped gradients
-    rng = np.random.default_rng(3)
-    clipped = clip_gradients(rng.normal(size=(400, 3)) * 5, C)
-    changes = np.linalg.norm(clipped[:, None, :] - clipped[None, :, :], axis=2)
-    assert changes.max() <= 2 * C and changes.max() > 1.9 * C  # substitution: two near-opposite gradients
-    assert np.linalg.norm(clipped, axis=1).max() <= C  # add/remove: one clipped gradient
-    with pytest.raises(ValueError, match="neighbours must be one of"):
-        gradient_sum_sensitivity(C, "swap")
 
 
 # --------------------------------------------------------------------------- the noisy step
@@ -290,58 +223,6 @@ def test_gradient_descent_learns_and_validates():
         noisy_gradient_descent(X_train, y_train, 1.0, 1.0, 3, 0.0)
 
 
-# --------------------------------------------------------------------------- accounting
-
-
-def test_rho_charges_every_step_with_the_right_sensitivity():
-    assert dp_gd_rho(4.0, 1) == pytest.approx(1 / 32)
-    assert dp_gd_rho(4.0, 50) == pytest.approx(50 / 32)  # T steps, not one
-    assert dp_gd_rho(4.0, 50, "substitute") == pytest.approx(4 * 50 / 32)  # sensitivity 2C: four times rho
-    # C cancels: the Gaussian mechanism with std sigma C on a sum of sensitivity C (or 2C)
-    for clip_norm in (0.3, 5.0):
-        for neighbours in ("add_remove", "substitute"):
-            one_step = zcdp_rho(gradient_sum_sensitivity(clip_norm, neighbours), 4.0 * clip_norm)
-            assert dp_gd_rho(4.0, 7, neighbours) == pytest.approx(7 * one_step)
-
-
-def test_epsilon_is_the_zcdp_conversion_and_an_upper_bound_on_the_exact_one():
-    for sigma, steps, delta in ((4.0, 50, 1e-6), (107.0, 100, 1e-6), (1.5, 3, 1e-3)):
-        for neighbours, sensitivity in (("add_remove", 1.0), ("substitute", 2.0)):
-            epsilon = dp_gd_epsilon(sigma, steps, delta, neighbours)
-            assert epsilon == pytest.approx(zcdp_to_epsilon(dp_gd_rho(sigma, steps, neighbours), delta))
-            # T Gaussian steps compose to one Gaussian mechanism of sensitivity sqrt(T) Delta: its exact delta
-            # at this epsilon (Balle & Wang 2018) is below the delta zCDP promised
-            exact = gaussian_delta(sigma, math.sqrt(steps) * sensitivity, epsilon)
-            assert exact <= delta
-
-
-def test_noise_multiplier_solves_the_conversion():
-    for epsilon, delta, steps in ((1.0, 1e-6, 100), (0.3, 1e-5, 25), (8.0, 1e-9, 1), (50.0, 0.01, 1000)):
-        for neighbours, factor in (("add_remove", 0.5), ("substitute", 2.0)):
-            sigma = noise_multiplier_for(epsilon, delta, steps, neighbours)
-            assert dp_gd_epsilon(sigma, steps, delta, neighbours) == pytest.approx(epsilon, rel=1e-10)
-            # closed form: rho = (sqrt(L + epsilon) - sqrt(L))^2, L = ln(1 / delta); rho = factor T / sigma^2
-            L = math.log(1 / delta)
-            rho = (math.sqrt(L + epsilon) - math.sqrt(L)) ** 2
-            assert sigma == pytest.approx(math.sqrt(factor * steps / rho), rel=1e-9)
-    assert noise_multiplier_for(1.0, 1e-6, 100, "substitute") == pytest.approx(
-        2 * noise_multiplier_for(1.0, 1e-6, 100, "add_remove"), rel=1e-9)
-    assert noise_multiplier_for(0.5, 1e-6, 100) > noise_multiplier_for(1.0, 1e-6, 100)
-
-
-@pytest.mark.parametrize("call, message", [
-    (lambda: dp_gd_rho(0.0, 10), "noise_multiplier must be a finite number > 0"),
-    (lambda: dp_gd_rho(1.0, 0), "steps must be an integer >= 1"),
-    (lambda: dp_gd_rho(1.0, 10, "replace"), "neighbours must be one of"),
-    (lambda: dp_gd_epsilon(1.0, 10, 0.0), "delta must be a number strictly between 0 and 1"),
-    (lambda: noise_multiplier_for(-1.0, 1e-6, 10), "epsilon must be a finite number > 0"),
-    (lambda: noise_multiplier_for(1.0, 1e-6, 2.5), "steps must be an integer >= 1"),
-])
-def test_accounting_rejects_bad_parameters(call, message):
-    with pytest.raises(ValueError, match=message):
-        call()
-
-
 # --------------------------------------------------------------------------- accuracy
 
 
@@ -375,61 +256,3 @@ def test_central_accuracy_uses_the_noise_multiplier_of_each_epsilon(adult_2000, 
                         or real(X, y, clip_norm, sigma, steps, eta, rng=rng))
     central_accuracy([1.0], 3, rng=0, data=adult_2000)
     assert seen == [(2_000, CLIP_NORM, noise_multiplier_for(1.0, DELTA, STEPS, "substitute"), STEPS, LEARNING_RATE)] * 3
-
-
-def test_logistic_accuracy_counts_right_predictions():
-    X, y = np.array([[1.0, 2.0], [1.0, -2.0], [1.0, 0.5]]), np.array([1, 0, 0])
-    assert logistic_accuracy([0.0, 1.0], X, y) == pytest.approx(2 / 3)
-    assert logistic_accuracy([0.0, -1.0], X, y) == pytest.approx(1 / 3)
-
-
-# --------------------------------------------------------------------------- amplification by subsampling
-
-
-def test_subsampled_epsilon_formula():
-    assert subsampled_epsilon(1.3, 1e-5, 1.0) == pytest.approx((1.3, 1e-5))
-    assert subsampled_epsilon(1.3, 1e-5, 0.0) == (0.0, 0.0)
-    epsilon, delta = subsampled_epsilon(2.0, 1e-6, 0.05)
-    assert epsilon == pytest.approx(math.log(1 + 0.05 * (math.exp(2.0) - 1))) and delta == pytest.approx(5e-8)
-    assert subsampled_epsilon(0.01, 0.0, 0.1)[0] == pytest.approx(0.001, rel=0.01)  # about q epsilon
-    with pytest.raises(ValueError, match="sampling_rate must be a probability"):
-        subsampled_epsilon(1.0, 1e-6, 1.5)
-
-
-def test_sampled_gaussian_rdp_matches_a_reference_implementation():
-    # google/differential-privacy, dp_accounting/rdp/rdp_privacy_accountant_test.py
-    # (test_compute_rdp_poisson_sampled_gaussian): q = 0.01, sigma = 2.5, 50 steps, integer orders 5, 50, 100.
-    from dplib.private_learning import _sampled_gaussian_rdp
-
-    for order, reference in ((5, 2.18075656e-03), (50, 2.38460375e-02), (100, 1.67416308e02)):
-        assert 50 * _sampled_gaussian_rdp(2.5, 0.01, order) == pytest.approx(reference, rel=1e-4)
-
-
-def test_sampled_gaussian_rdp_matches_its_defining_integral():
-    from dplib.private_learning import _sampled_gaussian_rdp
-
-    # A_alpha = E_{z ~ N(0, s^2)} [((1 - q) + q exp((2z - 1) / (2 s^2)))^alpha] (Mironov, Talwar & Zhang 2019)
-    for sigma, q, order in ((1.2, 0.05, 3), (2.0, 0.3, 8), (0.9, 0.01, 20)):
-        def integrand(z):  # in log space: the power overflows where the density is already 0
-            log_ratio = np.logaddexp(math.log1p(-q), math.log(q) + (2 * z - 1) / (2 * sigma**2))
-            return math.exp(stats.norm.logpdf(z, scale=sigma) + order * log_ratio)
-
-        # the integrand's mass sits between 0 and about `order` (its peak for large alpha)
-        a_alpha, _ = integrate.quad(integrand, -40 * sigma, order + 40 * sigma, points=[0.0, order / 2, order],
-                                    limit=500, epsabs=0, epsrel=1e-11)
-        assert _sampled_gaussian_rdp(sigma, q, order) == pytest.approx(math.log(a_alpha) / (order - 1), rel=1e-7)
-    assert _sampled_gaussian_rdp(3.0, 1.0, 7) == pytest.approx(7 / 18)  # q = 1: the Gaussian mechanism
-
-
-def test_sampled_gaussian_epsilon_shrinks_with_the_sampling_rate():
-    full_batch = sampled_gaussian_epsilon(10.0, 1.0, 100, 1e-6)
-    # q = 1 is full-batch DP-GD: at most the zCDP figure's, plus the looser RDP conversion's slack
-    assert dp_gd_epsilon(10.0, 100, 1e-6) <= full_batch < 1.1 * dp_gd_epsilon(10.0, 100, 1e-6)
-    epsilons = [sampled_gaussian_epsilon(1.0, q, 1_000, 1e-5) for q in (0.001, 0.01, 0.1)]
-    assert epsilons == sorted(epsilons) and epsilons[0] < 1.0
-    assert sampled_gaussian_epsilon(1.0, 0.01, 100, 1e-5) < sampled_gaussian_epsilon(1.0, 0.01, 1_000, 1e-5)
-    with pytest.raises(ValueError, match="sampling_rate must be a probability in \\(0, 1\\]"):
-        sampled_gaussian_epsilon(1.0, 0.0, 10, 1e-5)
-    with pytest.raises(ValueError, match="orders must be an integer >= 2"):
-        sampled_gaussian_epsilon(1.0, 0.1, 10, 1e-5, orders=[1.5])
-

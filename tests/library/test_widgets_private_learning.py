@@ -1,4 +1,4 @@
-"""Lecture 09's explorer, driven headlessly: the pure view against dplib.private_learning, the widget by its controls.
+"""Lecture 09's explorer, driven headlessly: the pure view against dplib's DP-GD, the widget by its controls.
 
 The explorers here train on 2,000 people (the lecture's uses 10,000) to keep the tests fast.
 """
@@ -12,13 +12,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dplib.private_learning import (
-    adult_design_matrices,
-    dp_gd_epsilon,
-    logistic_accuracy,
-    noisy_gradient_descent,
-    nonprivate_logistic_regression,
-)
+from dplib.dp_gd_accounting import dp_gd_epsilon
+from dplib.logistic_regression import adult_design_matrices, logistic_accuracy, nonprivate_logistic_regression
+from dplib.private_learning import noisy_gradient_descent
 from dplib.widgets.private_learning import PrivateLearningExplorer, private_learning_view
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
