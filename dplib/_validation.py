@@ -1,7 +1,10 @@
 """Input validators shared by every dplib function: one helper per kind of parameter.
 
-They are named ``_require_<kind>`` (private to dplib, like SciPy's ``_<func>_iv``): the
-word ``check_*`` belongs to the test checks of :mod:`dplib.testing`.
+They are named ``require_<kind>``: the word ``check_*`` belongs to the test checks of
+:mod:`dplib.testing`. The module is private (``dplib._validation``: nothing a notebook imports),
+its functions are public to the modules of dplib, which all import them. A validator of one
+module's own parameters lives in that module under the same prefix (``require_domain`` in
+:mod:`dplib.marginals`), public when another module imports it, ``_require_*`` when not.
 
 Each helper returns the value in the form the caller needs (a float, an int, an
 array) and raises ``ValueError`` whose message names the parameter, the allowed
@@ -28,7 +31,7 @@ def _as_real(value, name: str, requirement: str) -> float:
     return float(value)
 
 
-def _require_epsilon(epsilon, name: str = "epsilon") -> float:
+def require_epsilon(epsilon, name: str = "epsilon") -> float:
     """Return ``epsilon`` as a float; it must be finite and > 0."""
     requirement = "a finite number > 0"
     value = _as_real(epsilon, name, requirement)
@@ -37,7 +40,7 @@ def _require_epsilon(epsilon, name: str = "epsilon") -> float:
     return value
 
 
-def _require_sensitivity(sensitivity, name: str = "sensitivity") -> float:
+def require_sensitivity(sensitivity, name: str = "sensitivity") -> float:
     """Return ``sensitivity`` as a float; it must be finite and >= 0."""
     requirement = "a finite number >= 0"
     value = _as_real(sensitivity, name, requirement)
@@ -46,7 +49,7 @@ def _require_sensitivity(sensitivity, name: str = "sensitivity") -> float:
     return value
 
 
-def _require_probability(probability, name: str) -> float:
+def require_probability(probability, name: str) -> float:
     """Return ``probability`` as a float; it must lie in [0, 1]."""
     requirement = "a probability in [0, 1]"
     value = _as_real(probability, name, requirement)
@@ -55,7 +58,7 @@ def _require_probability(probability, name: str) -> float:
     return value
 
 
-def _require_open_probability(probability, name: str) -> float:
+def require_open_probability(probability, name: str) -> float:
     """Return ``probability`` as a float; it must lie strictly between 0 and 1."""
     requirement = "a number strictly between 0 and 1"
     value = _as_real(probability, name, requirement)
@@ -64,7 +67,7 @@ def _require_open_probability(probability, name: str) -> float:
     return value
 
 
-def _require_finite(value, name: str) -> float:
+def require_finite(value, name: str) -> float:
     """Return ``value`` as a float; it must be a finite number."""
     requirement = "a finite number"
     result = _as_real(value, name, requirement)
@@ -73,12 +76,12 @@ def _require_finite(value, name: str) -> float:
     return result
 
 
-def _require_nonnegative(value, name: str) -> float:
+def require_nonnegative(value, name: str) -> float:
     """Return ``value`` as a float; it must be finite and >= 0."""
-    return _require_sensitivity(value, name)
+    return require_sensitivity(value, name)
 
 
-def _require_positive_int(value, name: str, minimum: int = 1) -> int:
+def require_positive_int(value, name: str, minimum: int = 1) -> int:
     """Return ``value`` as an int; it must be an integer >= ``minimum``."""
     requirement = f"an integer >= {minimum}"
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -89,12 +92,12 @@ def _require_positive_int(value, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
-def _require_k(k, name: str = "k") -> int:
+def require_k(k, name: str = "k") -> int:
     """Return the number of categories ``k`` as an int; it must be an integer >= 2."""
-    return _require_positive_int(k, name, minimum=2)
+    return require_positive_int(k, name, minimum=2)
 
 
-def _require_numeric_array(values, name: str) -> np.ndarray:
+def require_numeric_array(values, name: str) -> np.ndarray:
     """Return ``values`` as a float array with no NaN or infinity."""
     array = np.asarray(values)
     if array.dtype.kind not in "biuf":  # bool, int, unsigned, float: not complex, object or text
@@ -105,7 +108,7 @@ def _require_numeric_array(values, name: str) -> np.ndarray:
     return array
 
 
-def _require_binary(values, name: str = "x") -> np.ndarray:
+def require_binary(values, name: str = "x") -> np.ndarray:
     """Return ``values`` as an array of 0/1 ints; anything else is an error."""
     array = np.asarray(values)
     if array.dtype == bool:
@@ -118,7 +121,7 @@ def _require_binary(values, name: str = "x") -> np.ndarray:
     return array.astype(np.int8, copy=False)
 
 
-def _require_categories(categories, k: int, name: str = "categories") -> np.ndarray:
+def require_categories(categories, k: int, name: str = "categories") -> np.ndarray:
     """Return ``categories`` as an int array; every entry must be an integer in 0..k-1."""
     array = np.asarray(categories)
     if array.dtype == object or not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
@@ -135,9 +138,9 @@ def _require_categories(categories, k: int, name: str = "categories") -> np.ndar
     return array
 
 
-def _require_probability_vector(probabilities, name: str) -> np.ndarray:
+def require_probability_vector(probabilities, name: str) -> np.ndarray:
     """Return a 1-D float array of probabilities (entries in [0, 1])."""
-    array = _require_numeric_array(probabilities, name)
+    array = require_numeric_array(probabilities, name)
     if array.ndim != 1 or array.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D array, got shape {array.shape}")
     if (array < 0).any() or (array > 1 + 1e-12).any():

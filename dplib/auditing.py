@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from dplib._validation import _require_nonnegative, _require_numeric_array, _require_open_probability, _require_positive_int
+from dplib._validation import require_nonnegative, require_numeric_array, require_open_probability, require_positive_int
 from dplib.estimators import ConfidenceInterval
 
 __all__ = [
@@ -47,8 +47,8 @@ EVENTS = ((">=", "d"), (">=", "d_prime"), ("<=", "d"), ("<=", "d_prime"))
 
 
 def _check_counts(successes, trials, name: str) -> tuple[int, int]:
-    trials = _require_positive_int(trials, "trials")
-    successes = _require_positive_int(successes, name, minimum=0)
+    trials = require_positive_int(trials, "trials")
+    successes = require_positive_int(successes, name, minimum=0)
     if successes > trials:
         raise ValueError(f"{name} must be an integer in 0..trials = {trials}, got {successes!r}")
     return successes, trials
@@ -83,7 +83,7 @@ def clopper_pearson(successes: int, trials: int, alpha: float) -> tuple[float, f
     [0.2124, 0.3998]
     """
     successes, trials = _check_counts(successes, trials, "successes")
-    alpha = _require_open_probability(alpha, "alpha")
+    alpha = require_open_probability(alpha, "alpha")
     failures = trials - successes
     # Beta quantiles through scipy.special (stats.beta.ppf costs 30 times more per call); the high end as
     # 1 - (low quantile of Beta(n - k, k + 1)), which keeps its precision for tiny alpha.
@@ -129,8 +129,8 @@ def event_counts(outputs, thresholds) -> tuple[np.ndarray, np.ndarray]:
     >>> event_counts([1.0, 2.0, 2.0, 5.0], [2.0, 3.0])
     (array([3, 1]), array([3, 3]))
     """
-    outputs = np.sort(_require_numeric_array(outputs, "outputs").ravel())
-    thresholds = _require_numeric_array(thresholds, "thresholds").ravel()
+    outputs = np.sort(require_numeric_array(outputs, "outputs").ravel())
+    thresholds = require_numeric_array(thresholds, "thresholds").ravel()
     at_least = outputs.size - np.searchsorted(outputs, thresholds, side="left")
     at_most = np.searchsorted(outputs, thresholds, side="right")
     return at_least, at_most
@@ -208,10 +208,10 @@ def audit_events(selection_d, selection_d_prime, estimation_d, estimation_d_prim
     >>> audit.side, audit.numerator, 0.5 < audit.epsilon_lower < 1.0  # (true epsilon: 1)
     ('<=', 'd', True)
     """
-    alpha = _require_open_probability(alpha, "alpha")
+    alpha = require_open_probability(alpha, "alpha")
     trials_selection = _check_pair(selection_d, selection_d_prime, "selection")
     trials = _check_pair(estimation_d, estimation_d_prime, "estimation")
-    thresholds = _require_numeric_array(thresholds, "thresholds").ravel()
+    thresholds = require_numeric_array(thresholds, "thresholds").ravel()
     if thresholds.size == 0:
         raise ValueError("thresholds must hold at least one number")
     table = _event_table(selection_d, selection_d_prime, thresholds)
@@ -229,7 +229,8 @@ def audit_events(selection_d, selection_d_prime, estimation_d, estimation_d_prim
     )
 
 
-def _runs(mechanism, data, trials: int, rng) -> np.ndarray:
+def mechanism_outputs(mechanism, data, trials: int, rng) -> np.ndarray:
+    """``trials`` outputs of ``mechanism(data, size=trials, rng=rng)`` as a float array (any other shape: an error)."""
     outputs = np.asarray(mechanism(data, size=trials, rng=rng), dtype=float)
     if outputs.shape != (trials,):
         raise ValueError(f"mechanism(data, size={trials}) must return {trials} outputs, got shape {outputs.shape}")
@@ -252,10 +253,10 @@ def audit_threshold(mechanism, d, d_prime, thresholds, trials: int, alpha: float
     >>> 0.3 < bound <= 0.5
     True
     """
-    trials = _require_positive_int(trials, "trials")
+    trials = require_positive_int(trials, "trials")
     rng = np.random.default_rng(rng)
-    selection = _runs(mechanism, d, trials, rng), _runs(mechanism, d_prime, trials, rng)
-    estimation = _runs(mechanism, d, trials, rng), _runs(mechanism, d_prime, trials, rng)
+    selection = mechanism_outputs(mechanism, d, trials, rng), mechanism_outputs(mechanism, d_prime, trials, rng)
+    estimation = mechanism_outputs(mechanism, d, trials, rng), mechanism_outputs(mechanism, d_prime, trials, rng)
     return audit_events(*selection, *estimation, thresholds, alpha).epsilon_lower
 
 
@@ -275,7 +276,7 @@ def audit_vendors(vendors, alpha: float, trials: int, rng=None) -> pd.DataFrame:
     vendors = list(vendors)
     if not vendors:
         raise ValueError("vendors must hold at least one vendor")
-    alpha = _require_open_probability(alpha, "alpha")
+    alpha = require_open_probability(alpha, "alpha")
     rng = np.random.default_rng(rng)
     rows = []
     for vendor in vendors:
@@ -288,9 +289,9 @@ def audit_vendors(vendors, alpha: float, trials: int, rng=None) -> pd.DataFrame:
 def _bound_table(p_numerator: float, p_denominator: float, trials: int, alpha: float, epsilon: float):
     """For each count k of the numerator: its pmf and the largest denominator count m(k) whose bound exceeds epsilon."""
     from scipy import stats  # not at import: ``import dplib`` stays light
-    trials = _require_positive_int(trials, "trials")
-    alpha = _require_open_probability(alpha, "alpha")
-    epsilon = _require_nonnegative(epsilon, "epsilon")
+    trials = require_positive_int(trials, "trials")
+    alpha = require_open_probability(alpha, "alpha")
+    epsilon = require_nonnegative(epsilon, "epsilon")
     counts = np.arange(trials + 1)
     with np.errstate(invalid="ignore", divide="ignore"):  # the ends k = 0 and k = trials are set by hand
         low = np.where(counts > 0, special.betaincinv(counts, trials - counts + 1, alpha / 2), 0.0)

@@ -26,7 +26,7 @@ import math
 import numpy as np
 from scipy.special import expit
 
-from dplib._validation import _require_epsilon, _require_k, _require_numeric_array, _require_probability
+from dplib._validation import require_epsilon, require_k, require_numeric_array, require_probability
 
 __all__ = [
     "rr_channel",
@@ -53,8 +53,8 @@ def rr_channel(p: float, q: float) -> np.ndarray:
     array([[0.6 , 0.4 ],
            [0.25, 0.75]])
     """
-    p = _require_probability(p, "p")
-    q = _require_probability(q, "q")
+    p = require_probability(p, "p")
+    q = require_probability(q, "q")
     return np.array([[q, 1.0 - q], [1.0 - p, p]])
 
 
@@ -80,7 +80,7 @@ def channel_epsilon(matrix) -> float:
     >>> channel_epsilon([[1.0, 0.0], [0.5, 0.5]])
     inf
     """
-    matrix = _require_numeric_array(matrix, "matrix")
+    matrix = require_numeric_array(matrix, "matrix")
     if matrix.ndim != 2 or matrix.shape[0] < 1 or matrix.shape[1] < 1:
         raise ValueError(f"matrix must be 2-D (rows = inputs, columns = outputs), got shape {matrix.shape}")
     if (matrix < 0).any() or (matrix > 1).any():
@@ -127,7 +127,7 @@ def get_p_q(epsilon: float) -> tuple[float, float]:
     >>> get_p_q(math.log(3))
     (0.75, 0.75)
     """
-    epsilon = _require_epsilon(epsilon)
+    epsilon = require_epsilon(epsilon)
     p = float(expit(epsilon))  # e^eps / (1 + e^eps), computed without overflow
     return p, p
 
@@ -148,8 +148,8 @@ def krr_probabilities(k: int, epsilon: float) -> tuple[float, float]:
     >>> krr_probabilities(4, math.log(3))
     (0.5, 0.16666666666666666)
     """
-    k = _require_k(k)
-    epsilon = _require_epsilon(epsilon)
+    k = require_k(k)
+    epsilon = require_epsilon(epsilon)
     shrink = math.exp(-epsilon)
     denominator = 1.0 + (k - 1) * shrink
     return 1.0 / denominator, shrink / denominator
@@ -183,8 +183,8 @@ def alpha_beta_to_p_q(alpha: float, beta: float) -> tuple[float, float]:
     >>> alpha_beta_to_p_q(0.5, 0.5)
     (0.75, 0.75)
     """
-    alpha = _require_probability(alpha, "alpha")
-    beta = _require_probability(beta, "beta")
+    alpha = require_probability(alpha, "alpha")
+    beta = require_probability(beta, "beta")
     return alpha + (1 - alpha) * beta, alpha + (1 - alpha) * (1 - beta)
 
 

@@ -18,14 +18,14 @@ import numpy as np
 from scipy import integrate, special
 
 from dplib._validation import (
-    _require_categories,
-    _require_epsilon,
-    _require_finite,
-    _require_k,
-    _require_nonnegative,
-    _require_numeric_array,
-    _require_positive_int,
-    _require_sensitivity,
+    require_categories,
+    require_epsilon,
+    require_finite,
+    require_k,
+    require_nonnegative,
+    require_numeric_array,
+    require_positive_int,
+    require_sensitivity,
 )
 from dplib.sparse_vector import above_threshold, above_threshold_probabilities
 
@@ -46,7 +46,7 @@ HISTOGRAM_SENSITIVITY = {"add_remove": 1, "substitute": 2}
 
 
 def _check_epsilons(epsilons) -> np.ndarray:
-    array = _require_numeric_array(epsilons, "epsilons").ravel()
+    array = require_numeric_array(epsilons, "epsilons").ravel()
     if (array < 0).any():
         raise ValueError(f"epsilons must be finite numbers >= 0, got {array[array < 0][0].item()!r}")
     return array
@@ -147,9 +147,9 @@ def noisy_histogram(categories, k: int, epsilon: float, rng=None) -> np.ndarray:
     >>> noisy_histogram([0, 0, 2], k=3, epsilon=1.0, rng=np.random.default_rng(0)).round(2)
     array([ 2.32, -0.62, -1.5 ])
     """
-    k = _require_k(k)
-    epsilon = _require_epsilon(epsilon)
-    counts = np.bincount(_require_categories(categories, k).ravel(), minlength=k)
+    k = require_k(k)
+    epsilon = require_epsilon(epsilon)
+    counts = np.bincount(require_categories(categories, k).ravel(), minlength=k)
     rng = np.random.default_rng(rng)
     return counts + rng.laplace(0.0, 1.0 / epsilon, size=k)
 
@@ -169,9 +169,9 @@ def averaging_attack(true_value: float, sensitivity: float, epsilon: float, k: i
     >>> round(averaging_attack(40.0, 1.0, 0.5, k=10_000, rng=np.random.default_rng(0)), 2)
     40.0
     """
-    true_value = _require_finite(true_value, "true_value")
-    scale = _require_sensitivity(sensitivity) / _require_epsilon(epsilon)
-    k = _require_positive_int(k, "k")
+    true_value = require_finite(true_value, "true_value")
+    scale = require_sensitivity(sensitivity) / require_epsilon(epsilon)
+    k = require_positive_int(k, "k")
     rng = np.random.default_rng(rng)
     return float(true_value + rng.laplace(0.0, scale, size=k).mean())
 
@@ -194,9 +194,9 @@ def averaging_attack_tail(t: float, sensitivity: float, epsilon: float, k: int) 
     >>> round(averaging_attack_tail(2.0, 1.0, 0.5, k=1), 4)
     0.3679
     """
-    t = _require_nonnegative(t, "t")
-    scale = _require_sensitivity(sensitivity) / _require_epsilon(epsilon)
-    k = _require_positive_int(k, "k")
+    t = require_nonnegative(t, "t")
+    scale = require_sensitivity(sensitivity) / require_epsilon(epsilon)
+    k = require_positive_int(k, "k")
     if t == 0.0 or scale == 0.0:
         return 1.0 if t == 0.0 else 0.0
     # Gamma(k, b): survival function Q(k, x / b), density exp((k - 1) ln x - x / b - ln Gamma(k) - k ln b).
@@ -245,7 +245,7 @@ class PrivacyAccountant:
     TOLERANCE = 1e-9
 
     def __init__(self, budget: float):
-        self.budget = _require_epsilon(budget, "budget")
+        self.budget = require_epsilon(budget, "budget")
         self._spent = 0.0
 
     @property
@@ -263,7 +263,7 @@ class PrivacyAccountant:
 
         Returns ``None``: the effect is on :attr:`spent` and :attr:`remaining`.
         """
-        epsilon = _require_epsilon(epsilon)
+        epsilon = require_epsilon(epsilon)
         total = self._spent + epsilon
         if total > self.budget * (1 + self.TOLERANCE):
             raise BudgetExceededError(

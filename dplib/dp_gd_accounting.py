@@ -40,7 +40,7 @@ import math
 
 from scipy import optimize
 
-from dplib._validation import _require_epsilon, _require_open_probability, _require_positive_int
+from dplib._validation import require_epsilon, require_open_probability, require_positive_int
 from dplib.gaussian import zcdp_rho, zcdp_to_epsilon
 
 __all__ = [
@@ -66,12 +66,12 @@ def require_neighbours(neighbours) -> str:
 
 def require_clip_norm(clip_norm) -> float:
     """The clip norm C as a float, finite and > 0."""
-    return _require_epsilon(clip_norm, "clip_norm")  # finite and > 0, as epsilon
+    return require_epsilon(clip_norm, "clip_norm")  # finite and > 0, as epsilon
 
 
 def require_positive_noise_multiplier(noise_multiplier) -> float:
     """The noise multiplier σ as a float, finite and > 0 (what an epsilon is computed for)."""
-    return _require_epsilon(noise_multiplier, "noise_multiplier")  # finite and > 0: sigma = 0 is no privacy
+    return require_epsilon(noise_multiplier, "noise_multiplier")  # finite and > 0: sigma = 0 is no privacy
 
 
 # --------------------------------------------------------------------------- sensitivity and accounting
@@ -129,7 +129,7 @@ def dp_gd_rho(noise_multiplier: float, steps: int, neighbours: str = "add_remove
     (0.5, 2.0)
     """
     noise_multiplier = require_positive_noise_multiplier(noise_multiplier)
-    steps = _require_positive_int(steps, "steps")
+    steps = require_positive_int(steps, "steps")
     per_step = zcdp_rho(gradient_sum_sensitivity(1.0, neighbours), noise_multiplier)  # C = 1: the noise is sigma
     return steps * per_step
 
@@ -177,9 +177,9 @@ def noise_multiplier_for(epsilon: float, delta: float, steps: int, neighbours: s
     >>> round(sigma, 2), round(dp_gd_epsilon(sigma, 100, 1e-6, "substitute"), 9)
     (107.0, 1.0)
     """
-    epsilon = _require_epsilon(epsilon)
-    delta = _require_open_probability(delta, "delta")
-    steps = _require_positive_int(steps, "steps")
+    epsilon = require_epsilon(epsilon)
+    delta = require_open_probability(delta, "delta")
+    steps = require_positive_int(steps, "steps")
     neighbours = require_neighbours(neighbours)
 
     def excess(log_sigma: float) -> float:

@@ -15,10 +15,10 @@ import pandas as pd
 from scipy.special import ndtri
 
 from dplib._validation import (
-    _require_binary,
-    _require_open_probability,
-    _require_positive_int,
-    _require_probability,
+    require_binary,
+    require_open_probability,
+    require_positive_int,
+    require_probability,
 )
 from dplib.channels import rr_channel
 
@@ -45,7 +45,7 @@ def estimate_proportion_coin(responses) -> float:
     >>> estimate_proportion_coin([1, 0, 0, 1])
     0.5
     """
-    responses = _require_binary(responses, "responses")
+    responses = require_binary(responses, "responses")
     if responses.size == 0:
         raise ValueError("responses must not be empty")
     return 2.0 * float(responses.mean()) - 0.5
@@ -64,17 +64,17 @@ def estimate_black_fraction(private_image, alpha: float, beta: float) -> float:
     >>> estimate_black_fraction([[1, 0], [0, 1]], alpha=0.5, beta=0.5)
     0.5
     """
-    alpha = _require_probability(alpha, "alpha")
-    beta = _require_probability(beta, "beta")
+    alpha = require_probability(alpha, "alpha")
+    beta = require_probability(beta, "beta")
     if alpha == 0:
         raise ValueError("alpha must be > 0 to estimate anything (alpha = 0 discards every pixel), got 0")
-    pixels = _require_binary(private_image, "private_image")
+    pixels = require_binary(private_image, "private_image")
     if pixels.size == 0:
         raise ValueError("private_image must not be empty")
-    return _unbias_black_fraction(float(pixels.mean()), alpha, beta)
+    return unbias_black_fraction(float(pixels.mean()), alpha, beta)
 
 
-def _unbias_black_fraction(observed: float, alpha: float, beta: float) -> float:
+def unbias_black_fraction(observed: float, alpha: float, beta: float) -> float:
     """``(observed - (1 - alpha) beta) / alpha`` for checked arguments (used by the image widget too)."""
     return (observed - (1 - alpha) * beta) / alpha
 
@@ -102,10 +102,10 @@ def estimate_count(responses, p: float, q: float) -> float:
     >>> estimate_count([1, 1, 1, 0], p=0.75, q=0.75)
     4.0
     """
-    p = _require_probability(p, "p")
-    q = _require_probability(q, "q")
+    p = require_probability(p, "p")
+    q = require_probability(q, "q")
     gain = _require_informative(p, q)
-    responses = _require_binary(responses, "responses")
+    responses = require_binary(responses, "responses")
     n = responses.size
     if n == 0:
         raise ValueError("responses must not be empty")
@@ -130,10 +130,10 @@ def estimate_count_std(n: int, fraction: float, p: float, q: float) -> float:
     >>> round(estimate_count_std(10_000, 0.3, 0.75, 0.75), 3)
     86.603
     """
-    n = _require_positive_int(n, "n")
-    fraction = _require_probability(fraction, "fraction")
-    p = _require_probability(p, "p")
-    q = _require_probability(q, "q")
+    n = require_positive_int(n, "n")
+    fraction = require_probability(fraction, "fraction")
+    p = require_probability(p, "p")
+    q = require_probability(q, "q")
     gain = _require_informative(p, q)
     variance = n * (fraction * p * (1 - p) + (1 - fraction) * q * (1 - q))
     return float(np.sqrt(variance) / abs(gain))
@@ -174,7 +174,7 @@ def rr_confidence_interval(responses, p: float, q: float, alpha: float = 0.05) -
     >>> bool(low < 3000 < high)
     True
     """
-    alpha = _require_open_probability(alpha, "alpha")
+    alpha = require_open_probability(alpha, "alpha")
     center = estimate_count(responses, p, q)
     n = np.size(responses)
     fraction = min(max(center / n, 0.0), 1.0)
@@ -211,15 +211,15 @@ def estimate_crosstab(reports_a, reports_b, pq_a, pq_b) -> pd.DataFrame:
     >>> table.values.sum()
     np.float64(4.0)
     """
-    a = _require_binary(reports_a, "reports_a").ravel()
-    b = _require_binary(reports_b, "reports_b").ravel()
+    a = require_binary(reports_a, "reports_a").ravel()
+    b = require_binary(reports_b, "reports_b").ravel()
     if a.size != b.size:
         raise ValueError(f"reports_a and reports_b must have the same length, got {a.size} and {b.size}")
     channels = []
     for name, pq in (("pq_a", pq_a), ("pq_b", pq_b)):
         if np.ndim(pq) != 1 or len(pq) != 2:
             raise ValueError(f"{name} must be a pair (p, q), got {pq!r}")
-        p, q = (_require_probability(v, f"{name}[{i}]") for i, v in enumerate(pq))
+        p, q = (require_probability(v, f"{name}[{i}]") for i, v in enumerate(pq))
         _require_informative(p, q)
         channels.append(rr_channel(p, q))
     observed = np.bincount(2 * a + b, minlength=4).astype(float)

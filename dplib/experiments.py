@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from dplib._validation import _require_epsilon, _require_numeric_array, _require_positive_int
+from dplib._validation import require_epsilon, require_numeric_array, require_positive_int
 from dplib.channels import krr_channel
 from dplib.kary_estimators import estimate_krr_counts, krr_count_std
 
@@ -55,12 +55,12 @@ def krr_error_vs_epsilon(true_counts, epsilons, trials: int, rng=None, progress:
     >>> bool(table.loc[0.5, "l1_mean"] > table.loc[2.0, "l1_mean"])
     True
     """
-    truth = _require_numeric_array(true_counts, "true_counts")
+    truth = require_numeric_array(true_counts, "true_counts")
     if truth.ndim != 1 or truth.size < 2 or (truth < 0).any() or (truth != np.round(truth)).any():
         raise ValueError("true_counts must be a 1-D array of at least 2 non-negative integer counts")
     truth = truth.astype(np.int64)
-    trials = _require_positive_int(trials, "trials", minimum=2)
-    epsilons = [_require_epsilon(e, "epsilons") for e in np.atleast_1d(epsilons)]
+    trials = require_positive_int(trials, "trials", minimum=2)
+    epsilons = [require_epsilon(e, "epsilons") for e in np.atleast_1d(epsilons)]
     rng = np.random.default_rng(rng)
     k = truth.size
     rows = []
@@ -112,8 +112,8 @@ def apportion(weights, n: int) -> np.ndarray:
     >>> apportion([8196, 14831, 6499, 15696], 100).tolist()
     [18, 33, 14, 35]
     """
-    weights = _require_numeric_array(weights, "weights")
-    n = _require_positive_int(n, "n")
+    weights = require_numeric_array(weights, "weights")
+    n = require_positive_int(n, "n")
     exact = weights / weights.sum() * n
     counts = np.floor(exact).astype(np.int64)
     remainders = exact - counts

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import softmax
 
-from dplib._validation import _require_epsilon, _require_numeric_array, _require_positive_int, _require_sensitivity
+from dplib._validation import require_epsilon, require_numeric_array, require_positive_int, require_sensitivity
 
 __all__ = [
     "exponential_probabilities",
@@ -16,7 +16,7 @@ __all__ = [
 
 
 def _require_scores(scores) -> np.ndarray:
-    scores = _require_numeric_array(scores, "scores")
+    scores = require_numeric_array(scores, "scores")
     if scores.ndim != 1 or scores.size == 0:
         raise ValueError(f"scores must be a non-empty 1-D array, got shape {scores.shape}")
     return scores
@@ -24,8 +24,8 @@ def _require_scores(scores) -> np.ndarray:
 
 def _exponents(scores, epsilon, sensitivity) -> np.ndarray:
     scores = _require_scores(scores)
-    epsilon = _require_epsilon(epsilon)
-    sensitivity = _require_sensitivity(sensitivity)
+    epsilon = require_epsilon(epsilon)
+    sensitivity = require_sensitivity(sensitivity)
     if sensitivity == 0:
         raise ValueError("sensitivity must be > 0 for the exponential mechanism, got 0")
     return epsilon * scores / (2.0 * sensitivity)
@@ -65,7 +65,7 @@ def exponential_mechanism(scores, epsilon: float, sensitivity: float, rng=None, 
     """
     probabilities = exponential_probabilities(scores, epsilon, sensitivity)
     if size is not None:
-        size = _require_positive_int(size, "size", minimum=0) if np.ndim(size) == 0 else tuple(size)
+        size = require_positive_int(size, "size", minimum=0) if np.ndim(size) == 0 else tuple(size)
     rng = np.random.default_rng(rng)
     return rng.choice(probabilities.size, size=size, p=probabilities)
 
@@ -88,7 +88,7 @@ def report_noisy_max_gumbel(scores, epsilon: float, sensitivity: float, rng=None
     """
     exponents = _exponents(scores, epsilon, sensitivity)
     if size is not None:
-        size = _require_positive_int(size, "size", minimum=0) if np.ndim(size) == 0 else tuple(size)
+        size = require_positive_int(size, "size", minimum=0) if np.ndim(size) == 0 else tuple(size)
     rng = np.random.default_rng(rng)
     shape = () if size is None else tuple(np.atleast_1d(size))
     noisy = exponents + rng.gumbel(size=shape + exponents.shape)
@@ -107,4 +107,4 @@ def score_sensitivity_of_proportion(n: int) -> float:
     >>> score_sensitivity_of_proportion(30)
     0.03333333333333333
     """
-    return 1.0 / _require_positive_int(n, "n")
+    return 1.0 / require_positive_int(n, "n")

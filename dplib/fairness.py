@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from dplib._validation import _require_numeric_array, _require_sensitivity
+from dplib._validation import require_numeric_array, require_sensitivity
 
 __all__ = ["group_outcome_probabilities"]
 
@@ -38,8 +38,8 @@ def _groups(group_sizes, minority_counts) -> tuple[pd.Index, np.ndarray, np.ndar
     else:
         sizes = group_sizes
         names = None
-    sizes = np.atleast_1d(_require_numeric_array(sizes, "group_sizes"))
-    minority = np.atleast_1d(_require_numeric_array(minority_counts, "minority_counts"))
+    sizes = np.atleast_1d(require_numeric_array(sizes, "group_sizes"))
+    minority = np.atleast_1d(require_numeric_array(minority_counts, "minority_counts"))
     if sizes.ndim != 1 or sizes.size == 0:
         raise ValueError(f"group_sizes must be a non-empty 1-D array, got shape {sizes.shape}")
     if minority.shape != sizes.shape:
@@ -57,7 +57,7 @@ def _groups(group_sizes, minority_counts) -> tuple[pd.Index, np.ndarray, np.ndar
 
 
 def _epsilons(epsilons) -> np.ndarray:
-    values = np.atleast_1d(_require_numeric_array(epsilons, "epsilons"))
+    values = np.atleast_1d(require_numeric_array(epsilons, "epsilons"))
     if values.ndim != 1 or values.size == 0 or not (values > 0).all():
         raise ValueError(f"epsilons must be a non-empty 1-D array of finite numbers > 0, got {np.asarray(epsilons)!r}")
     return values
@@ -139,7 +139,7 @@ def group_outcome_probabilities(
     if sensitivity is None:
         delta = np.ones_like(sizes) if score == "count" else 1.0 / sizes
     else:
-        delta = _require_sensitivity(sensitivity)
+        delta = require_sensitivity(sensitivity)
         if delta == 0:
             raise ValueError("sensitivity must be > 0 for the exponential mechanism, got 0")
     margin = sizes - 2 * minority  # u(majority) - u(minority) for count scores

@@ -30,7 +30,7 @@ from fractions import Fraction
 import numpy as np
 
 from dplib._arrays import as_output
-from dplib._validation import _require_epsilon, _require_finite, _require_numeric_array
+from dplib._validation import require_epsilon, require_finite, require_numeric_array
 
 __all__ = [
     "textbook_laplace",
@@ -81,8 +81,8 @@ def textbook_laplace(value, scale: float, size=None, rng=None):
     >>> float(round(textbook_laplace(10.0, 1.0, rng=np.random.default_rng(0)), 4))
     10.3201
     """
-    scale = _require_epsilon(scale, "scale")
-    value = _require_numeric_array(value, "value")
+    scale = require_epsilon(scale, "scale")
+    value = require_numeric_array(value, "value")
     rng = np.random.default_rng(rng)
     uniform = rng.random(value.shape if size is None else size)
     return as_output(_textbook_arithmetic(uniform, value, scale))
@@ -101,8 +101,8 @@ def textbook_laplace_output(k, value: float, scale: float):
     >>> bool(textbook_laplace_output(int(u * 2**53), 10.0, 1.0) == textbook_laplace(10.0, 1.0, rng=np.random.default_rng(0)))
     True
     """
-    scale = _require_epsilon(scale, "scale")
-    value = _require_finite(value, "value")
+    scale = require_epsilon(scale, "scale")
+    value = require_finite(value, "value")
     steps = np.asarray(k)
     if steps.dtype.kind not in "iuf" or (steps.size and (
             (steps < 0).any() or (steps >= UNIFORM_STEPS).any() or (steps != np.floor(steps)).any())):
@@ -124,7 +124,7 @@ def can_produce(outputs, value: float, scale: float):
     >>> bool(can_produce(from_zero, 0.0, 1.0).all()), float(can_produce(from_zero, 1.0, 1.0).mean()) < 0.5
     (True, True)
     """
-    targets = _require_numeric_array(outputs, "outputs")
+    targets = require_numeric_array(outputs, "outputs")
     low = np.zeros(targets.shape, dtype=np.int64)
     high = np.full(targets.shape, UNIFORM_STEPS - 1, dtype=np.int64)
     for _ in range(54):  # 2**53 candidates: 53 halvings
@@ -166,9 +166,9 @@ def grid_laplace(value, scale: float, granularity: float, rng=None):
     >>> bool(np.all(noisy / 0.25 == np.round(noisy / 0.25)))
     True
     """
-    scale = _require_epsilon(scale, "scale")
-    granularity = _require_epsilon(granularity, "granularity")
-    value = _require_numeric_array(value, "value")
+    scale = require_epsilon(scale, "scale")
+    granularity = require_epsilon(granularity, "granularity")
+    value = require_numeric_array(value, "value")
     rng = np.random.default_rng(rng)
     success = -math.expm1(-granularity / scale)
     steps = rng.geometric(success, value.shape) - rng.geometric(success, value.shape)
@@ -234,7 +234,7 @@ def discrete_laplace_steps(scale_steps, size=None, rng=None):
     >>> steps.dtype, bool(abs(steps.mean()) < 0.2)
     (dtype('int64'), True)
     """
-    scale = Fraction(_require_epsilon(float(scale_steps), "scale_steps") if not isinstance(scale_steps, Fraction)
+    scale = Fraction(require_epsilon(float(scale_steps), "scale_steps") if not isinstance(scale_steps, Fraction)
                      else scale_steps)
     if scale <= 0 or scale.numerator >= 2**40 or scale.denominator >= 2**40:
         raise ValueError(f"scale_steps must be > 0 with numerator and denominator below 2**40, got {scale_steps!r}")
@@ -290,11 +290,11 @@ def exact_grid_laplace(value, scale: float, granularity: float = 2.0**-20, size=
     >>> bool(np.all(on_grid(noisy, 3.0)))
     True
     """
-    scale = _require_epsilon(scale, "scale")
-    granularity = _require_epsilon(granularity, "granularity")
+    scale = require_epsilon(scale, "scale")
+    granularity = require_epsilon(granularity, "granularity")
     if math.frexp(granularity)[0] != 0.5:
         raise ValueError(f"granularity must be a power of two, got {granularity!r}")
-    value = _require_numeric_array(value, "value")
+    value = require_numeric_array(value, "value")
     steps = discrete_laplace_steps(Fraction(scale) / Fraction(granularity), value.shape if size is None else size, rng)
     return as_output(np.asarray((np.round(value / granularity) + steps) * granularity, dtype=float))
 
@@ -310,8 +310,8 @@ def on_grid(outputs, value, granularity: float = 2.0**-20):
     >>> bool(on_grid(3.0 + 2.0**-20, 2.0)), bool(on_grid(3.0 + 2.0**-21, 2.0))
     (True, False)
     """
-    granularity = _require_epsilon(granularity, "granularity")
-    offset = _require_numeric_array(outputs, "outputs") / granularity - np.round(_require_finite(value, "value") / granularity)
+    granularity = require_epsilon(granularity, "granularity")
+    offset = require_numeric_array(outputs, "outputs") / granularity - np.round(require_finite(value, "value") / granularity)
     return as_output(np.isfinite(offset) & (offset == np.round(offset)))
 
 
@@ -340,8 +340,8 @@ def opendp_laplace(value: float, scale: float, size: int, k: int | None = None) 
     >>> bool(np.all(draws * 2**10 == np.round(draws * 2**10)))
     True
     """
-    scale = _require_epsilon(scale, "scale")
-    value = _require_finite(value, "value")
+    scale = require_epsilon(scale, "scale")
+    value = require_finite(value, "value")
     measurement = _opendp_laplace_measurement(scale, k, size=int(size))
     return np.asarray(measurement([value] * int(size)), dtype=float)
 
@@ -354,4 +354,4 @@ def opendp_laplace_epsilon(sensitivity: float, scale: float, k: int | None = Non
     >>> opendp_laplace_epsilon(1.0, 2.0, k=-10)
     0.50048828125
     """
-    return float(_opendp_laplace_measurement(_require_epsilon(scale, "scale"), k).map(float(sensitivity)))
+    return float(_opendp_laplace_measurement(require_epsilon(scale, "scale"), k).map(float(sensitivity)))

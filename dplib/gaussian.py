@@ -16,11 +16,11 @@ from scipy import optimize, special
 
 from dplib._arrays import as_output
 from dplib._validation import (
-    _require_epsilon,
-    _require_numeric_array,
-    _require_open_probability,
-    _require_positive_int,
-    _require_sensitivity,
+    require_epsilon,
+    require_numeric_array,
+    require_open_probability,
+    require_positive_int,
+    require_sensitivity,
 )
 
 __all__ = [
@@ -75,14 +75,14 @@ def gaussian_sigma(l2_sensitivity: float, epsilon: float, delta: float) -> float
     >>> round(gaussian_sigma(1.0, 0.5, 1e-5), 4)
     9.6896
     """
-    l2_sensitivity = _require_sensitivity(l2_sensitivity, "l2_sensitivity")
-    epsilon = _require_epsilon(epsilon)
+    l2_sensitivity = require_sensitivity(l2_sensitivity, "l2_sensitivity")
+    epsilon = require_epsilon(epsilon)
     if epsilon >= 1:
         raise ValueError(
             f"epsilon must be < 1 for the classic Gaussian bound (Dwork & Roth, Thm A.1), got {epsilon!r}; "
             "for any epsilon use the analytic Gaussian mechanism, dplib.analytic_gaussian_sigma (Balle & Wang 2018)"
         )
-    delta = _require_open_probability(delta, "delta")
+    delta = require_open_probability(delta, "delta")
     return l2_sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
 
 
@@ -123,9 +123,9 @@ def gaussian_delta(sigma: float, l2_sensitivity: float, epsilon: float) -> float
     >>> round(gaussian_delta(1.0, 1.0, 1.0), 4)
     0.1269
     """
-    sigma = _require_sensitivity(sigma, "sigma")
-    l2_sensitivity = _require_sensitivity(l2_sensitivity, "l2_sensitivity")
-    epsilon = _require_epsilon(epsilon)
+    sigma = require_sensitivity(sigma, "sigma")
+    l2_sensitivity = require_sensitivity(l2_sensitivity, "l2_sensitivity")
+    epsilon = require_epsilon(epsilon)
     if sigma == 0 or l2_sensitivity == 0:
         return 1.0 if l2_sensitivity > 0 else 0.0
     a, b = l2_sensitivity / (2 * sigma), epsilon * sigma / l2_sensitivity
@@ -169,9 +169,9 @@ def analytic_gaussian_sigma(l2_sensitivity: float, epsilon: float, delta: float)
     >>> round(analytic_gaussian_sigma(1.0, 4.0, 1e-5), 4)
     1.0812
     """
-    l2_sensitivity = _require_sensitivity(l2_sensitivity, "l2_sensitivity")
-    epsilon = _require_epsilon(epsilon)
-    delta = _require_open_probability(delta, "delta")
+    l2_sensitivity = require_sensitivity(l2_sensitivity, "l2_sensitivity")
+    epsilon = require_epsilon(epsilon)
+    delta = require_open_probability(delta, "delta")
     if l2_sensitivity == 0:
         return 0.0
 
@@ -223,7 +223,7 @@ def gaussian_mech(value, l2_sensitivity: float, epsilon: float, delta: float, rn
     (2, 3)
     """
     sigma = (analytic_gaussian_sigma if analytic else gaussian_sigma)(l2_sensitivity, epsilon, delta)
-    value = _require_numeric_array(value, "value")
+    value = require_numeric_array(value, "value")
     rng = np.random.default_rng(rng)
     return as_output(value + rng.normal(0.0, sigma, size=value.shape))
 
@@ -267,8 +267,8 @@ def zcdp_rho(l2_sensitivity: float, sigma: float) -> float:
     >>> zcdp_rho(2.0, 4.0)
     0.125
     """
-    l2_sensitivity = _require_sensitivity(l2_sensitivity, "l2_sensitivity")
-    sigma = _require_epsilon(sigma, "sigma")
+    l2_sensitivity = require_sensitivity(l2_sensitivity, "l2_sensitivity")
+    sigma = require_epsilon(sigma, "sigma")
     return l2_sensitivity**2 / (2 * sigma**2)
 
 
@@ -293,8 +293,8 @@ def zcdp_to_epsilon(rho: float, delta: float) -> float:
     >>> round(zcdp_to_epsilon(0.125, 1e-5), 4)
     2.5243
     """
-    rho = _require_sensitivity(rho, "rho")
-    delta = _require_open_probability(delta, "delta")
+    rho = require_sensitivity(rho, "rho")
+    delta = require_open_probability(delta, "delta")
     return rho + 2 * math.sqrt(rho * math.log(1 / delta))
 
 
@@ -318,7 +318,7 @@ def advanced_composition_epsilon(epsilon: float, k: int, delta_prime: float) -> 
     >>> round(advanced_composition_epsilon(0.1, 100, 1e-5), 4)
     5.8502
     """
-    epsilon = _require_epsilon(epsilon)
-    k = _require_positive_int(k, "k")
-    delta_prime = _require_open_probability(delta_prime, "delta_prime")
+    epsilon = require_epsilon(epsilon)
+    k = require_positive_int(k, "k")
+    delta_prime = require_open_probability(delta_prime, "delta_prime")
     return math.sqrt(2 * k * math.log(1 / delta_prime)) * epsilon + k * epsilon * math.expm1(epsilon)

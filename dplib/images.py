@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dplib._validation import _require_positive_int
+from dplib._validation import require_positive_int
 
 __all__ = ["demo_picture"]
 
@@ -22,7 +22,7 @@ def demo_picture(size: int = 64) -> np.ndarray:
     >>> round(float(picture.mean()), 3)
     0.27
     """
-    size = _require_positive_int(size, "size", minimum=16)
+    size = require_positive_int(size, "size", minimum=16)
     y, x = np.mgrid[0:size, 0:size] / (size - 1) * 2 - 1  # coordinates in [-1, 1]
     radius = np.hypot(x, y)
     ring = (radius > 0.80) & (radius < 0.95)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dplib._validation import _require_categories, _require_k, _require_nonnegative, _require_numeric_array
+from dplib._validation import require_categories, require_k, require_nonnegative, require_numeric_array
 from dplib.channels import krr_probabilities
 
 __all__ = ["estimate_krr_counts", "krr_count_std", "project_to_simplex"]
@@ -35,12 +35,12 @@ def estimate_krr_counts(reports, k: int, epsilon: float) -> np.ndarray:
     array([4., 0., 0.])
     """
     p, q = krr_probabilities(k, epsilon)
-    k = _require_k(k)
-    reports = _require_categories(reports, k, "reports").ravel()
-    return _unbias_krr_counts(np.bincount(reports, minlength=k), p, q)
+    k = require_k(k)
+    reports = require_categories(reports, k, "reports").ravel()
+    return unbias_krr_counts(np.bincount(reports, minlength=k), p, q)
 
 
-def _unbias_krr_counts(observed: np.ndarray, p: float, q: float) -> np.ndarray:
+def unbias_krr_counts(observed: np.ndarray, p: float, q: float) -> np.ndarray:
     """``(c_j - q n) / (p - q)`` from the counts of reports ``c`` (checked by the caller)."""
     return (observed - q * observed.sum()) / (p - q)
 
@@ -59,13 +59,13 @@ def krr_count_std(true_counts, epsilon: float) -> np.ndarray:
     >>> krr_count_std([50, 50], epsilon=math.log(3)).round(3)
     array([8.66, 8.66])
     """
-    true_counts = _require_numeric_array(true_counts, "true_counts")
-    k = _require_k(true_counts.size, "len(true_counts)")
+    true_counts = require_numeric_array(true_counts, "true_counts")
+    k = require_k(true_counts.size, "len(true_counts)")
     p, q = krr_probabilities(k, epsilon)
-    return _krr_count_std(true_counts, p, q)
+    return krr_count_std_unchecked(true_counts, p, q)
 
 
-def _krr_count_std(true_counts: np.ndarray, p: float, q: float) -> np.ndarray:
+def krr_count_std_unchecked(true_counts: np.ndarray, p: float, q: float) -> np.ndarray:
     """The formula of :func:`krr_count_std` for checked arguments."""
     n = true_counts.sum()
     variance = true_counts * p * (1 - p) + (n - true_counts) * q * (1 - q)
@@ -89,10 +89,10 @@ def project_to_simplex(counts, total: float) -> np.ndarray:
     >>> project_to_simplex([5.0, -1.0, 2.0], total=6.0)
     array([4.5, 0. , 1.5])
     """
-    values = _require_numeric_array(counts, "counts")
+    values = require_numeric_array(counts, "counts")
     if values.ndim != 1 or values.size == 0:
         raise ValueError(f"counts must be a non-empty 1-D array, got shape {values.shape}")
-    total = _require_nonnegative(total, "total")
+    total = require_nonnegative(total, "total")
     descending = np.sort(values)[::-1]
     cumulative = np.cumsum(descending) - total
     ranks = np.arange(1, values.size + 1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from dplib._arrays import as_output
-from dplib._validation import _require_categories, _require_k
+from dplib._validation import require_categories, require_k
 from dplib.channels import krr_probabilities
 
 __all__ = ["k_rand_resp"]
@@ -50,12 +50,12 @@ def k_rand_resp(categories, k: int, epsilon: float, rng=None):
     array([0, 1, 2, 3])
     """
     p, _ = krr_probabilities(k, epsilon)
-    k = _require_k(k)
-    categories = _require_categories(categories, k)
-    return as_output(_k_rand_resp(categories, k, p, np.random.default_rng(rng)))
+    k = require_k(k)
+    categories = require_categories(categories, k)
+    return as_output(k_rand_resp_unchecked(categories, k, p, np.random.default_rng(rng)))
 
 
-def _k_rand_resp(categories: np.ndarray, k: int, p: float, rng: np.random.Generator) -> np.ndarray:
+def k_rand_resp_unchecked(categories: np.ndarray, k: int, p: float, rng: np.random.Generator) -> np.ndarray:
     """The draw of :func:`k_rand_resp` for checked arguments (the lecture widget calls it too)."""
     truthful = rng.random(categories.shape) < p
     shift = rng.integers(1, k, size=categories.shape)

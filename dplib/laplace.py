@@ -14,13 +14,13 @@ import numpy as np
 
 from dplib._arrays import as_output
 from dplib._validation import (
-    _require_epsilon,
-    _require_finite,
-    _require_nonnegative,
-    _require_numeric_array,
-    _require_open_probability,
-    _require_positive_int,
-    _require_sensitivity,
+    require_epsilon,
+    require_finite,
+    require_nonnegative,
+    require_numeric_array,
+    require_open_probability,
+    require_positive_int,
+    require_sensitivity,
 )
 
 __all__ = [
@@ -44,7 +44,7 @@ def laplace_scale(sensitivity: float, epsilon: float) -> float:
     >>> laplace_scale(2.0, 0.5)
     4.0
     """
-    return _require_sensitivity(sensitivity) / _require_epsilon(epsilon)
+    return require_sensitivity(sensitivity) / require_epsilon(epsilon)
 
 
 def laplace_mech(value, sensitivity: float, epsilon: float, rng=None):
@@ -94,14 +94,14 @@ def laplace_mech(value, sensitivity: float, epsilon: float, rng=None):
     10.64
     """
     scale = laplace_scale(sensitivity, epsilon)
-    value = _require_numeric_array(value, "value")
+    value = require_numeric_array(value, "value")
     rng = np.random.default_rng(rng)
-    noise = _laplace_noise(rng, scale, value.shape)
+    noise = laplace_noise(rng, scale, value.shape)
     noise += value
     return as_output(noise)
 
 
-def _laplace_noise(rng: np.random.Generator, scale: float, shape: tuple) -> np.ndarray:
+def laplace_noise(rng: np.random.Generator, scale: float, shape: tuple) -> np.ndarray:
     """``rng.laplace(0.0, scale, shape)`` from the same uniforms, about three times faster.
 
     numpy's sampler maps each uniform U to ``scale * ln(2U)`` if U < 1/2 and to
@@ -138,7 +138,7 @@ def laplace_tail(t: float, sensitivity: float, epsilon: float) -> float:
     >>> round(laplace_tail(4.0, sensitivity=2.0, epsilon=0.5), 4)
     0.3679
     """
-    t = _require_nonnegative(t, "t")
+    t = require_nonnegative(t, "t")
     scale = laplace_scale(sensitivity, epsilon)
     if scale == 0.0:
         return 1.0 if t == 0.0 else 0.0
@@ -158,7 +158,7 @@ def laplace_interval(sensitivity: float, epsilon: float, alpha: float) -> float:
     >>> round(laplace_interval(sensitivity=1.0, epsilon=0.5, alpha=0.05), 4)
     5.9915
     """
-    alpha = _require_open_probability(alpha, "alpha")
+    alpha = require_open_probability(alpha, "alpha")
     return laplace_scale(sensitivity, epsilon) * math.log(1.0 / alpha)
 
 
@@ -188,7 +188,7 @@ def proportion_sensitivity(n: int) -> float:
     >>> proportion_sensitivity(200)
     0.005
     """
-    return 1.0 / _require_positive_int(n, "n")
+    return 1.0 / require_positive_int(n, "n")
 
 
 def noisy_average(values, lower: float, upper: float, epsilon: float, rng=None) -> float:
@@ -210,8 +210,8 @@ def noisy_average(values, lower: float, upper: float, epsilon: float, rng=None) 
     54
     """
     lower, upper = _require_bounds(lower, upper)
-    epsilon = _require_epsilon(epsilon)
-    values = _require_numeric_array(values, "values").ravel()
+    epsilon = require_epsilon(epsilon)
+    values = require_numeric_array(values, "values").ravel()
     rng = np.random.default_rng(rng)
     clipped = np.clip(values, lower, upper)
     noisy_sum = laplace_mech(clipped.sum(), clipped_sum_sensitivity(lower, upper), epsilon / 2, rng=rng)
@@ -261,16 +261,16 @@ def laplace_privacy_loss(outputs, value_d: float, value_d_prime: float, scale: f
     >>> laplace_privacy_loss([-5.0, 0.5, 5.0], 0.0, 1.0, scale=2.0)
     array([ 0.5,  0. , -0.5])
     """
-    outputs = _require_numeric_array(outputs, "outputs")
-    value_d = _require_finite(value_d, "value_d")
-    value_d_prime = _require_finite(value_d_prime, "value_d_prime")
-    scale = _require_epsilon(scale, "scale")  # the same rule: a finite number > 0
+    outputs = require_numeric_array(outputs, "outputs")
+    value_d = require_finite(value_d, "value_d")
+    value_d_prime = require_finite(value_d_prime, "value_d_prime")
+    scale = require_epsilon(scale, "scale")  # the same rule: a finite number > 0
     return (np.abs(outputs - value_d_prime) - np.abs(outputs - value_d)) / scale
 
 
 def _require_bounds(lower, upper) -> tuple[float, float]:
-    lower = _require_finite(lower, "lower")
-    upper = _require_finite(upper, "upper")
+    lower = require_finite(lower, "lower")
+    upper = require_finite(upper, "upper")
     if lower > upper:
         raise ValueError(f"lower must be <= upper, got lower={lower!r}, upper={upper!r}")
     return lower, upper

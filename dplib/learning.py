@@ -13,7 +13,7 @@ import functools
 
 import numpy as np
 import pandas as pd
-from dplib._validation import _require_epsilon, _require_positive_int
+from dplib._validation import require_epsilon, require_positive_int
 from dplib.datasets import load_adult
 from dplib.kary_randomized_response import k_rand_resp
 
@@ -74,7 +74,7 @@ def adult_learning_data(train_size: int | None = 10_000) -> tuple[pd.DataFrame, 
     """
     train, test = _learning_splits()
     if train_size is not None:
-        train = train.iloc[: _require_positive_int(train_size, "train_size")]
+        train = train.iloc[: require_positive_int(train_size, "train_size")]
     return train.copy(), test.copy()
 
 
@@ -140,7 +140,7 @@ def privatize_columns(df: pd.DataFrame, columns, epsilon: float, rng=None, *, do
     >>> private["sex"].tolist(), private["band"].tolist()
     (['F', 'M', 'M'], [1, 2, 2])
     """
-    epsilon = _require_epsilon(epsilon)
+    epsilon = require_epsilon(epsilon)
     columns = [columns] if isinstance(columns, str) else list(columns)
     if not columns:
         raise ValueError("columns must list at least one column, got []")
@@ -227,7 +227,7 @@ def private_accuracy(epsilons, trials: int, rng=None, *, train=None, test=None) 
         real train split), columns ``accuracy_mean`` and ``accuracy_std`` (over trials,
         ``ddof=1``; 0 for the deterministic baseline). The test split is never privatized.
     """
-    trials = _require_positive_int(trials, "trials", minimum=2)
+    trials = require_positive_int(trials, "trials", minimum=2)
     if train is None or test is None:
         train, test = adult_learning_data()
     rng = np.random.default_rng(rng)

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from dplib._validation import _require_binary, _require_numeric_array
+from dplib._validation import require_binary, require_numeric_array
 from dplib.learning import FEATURES, LABEL, adult_learning_data
 
 __all__ = [
@@ -31,10 +31,10 @@ __all__ = [
 
 def require_design(X, y) -> tuple[np.ndarray, np.ndarray]:
     """``X`` as an (n, d) float array and ``y`` as n labels 0.0/1.0."""
-    X = _require_numeric_array(X, "X")
+    X = require_numeric_array(X, "X")
     if X.ndim != 2 or X.shape[0] == 0:
         raise ValueError(f"X must be a 2-D array with at least one row (one row per person), got shape {X.shape}")
-    y = _require_binary(y, "y").astype(float)
+    y = require_binary(y, "y").astype(float)
     if y.shape != (X.shape[0],):
         raise ValueError(f"y must hold one label per row of X ({X.shape[0]}), got shape {y.shape}")
     return X, y
@@ -42,7 +42,7 @@ def require_design(X, y) -> tuple[np.ndarray, np.ndarray]:
 
 def require_theta(theta, d: int) -> np.ndarray:
     """``theta`` as a float array with one weight per column of X (``d``)."""
-    theta = _require_numeric_array(theta, "theta")
+    theta = require_numeric_array(theta, "theta")
     if theta.shape != (d,):
         raise ValueError(f"theta must have one entry per column of X ({d}), got shape {theta.shape}")
     return theta

@@ -21,13 +21,13 @@ import math
 import numpy as np
 import pandas as pd
 
-from dplib._validation import _require_epsilon, _require_numeric_array
+from dplib._validation import require_epsilon, require_numeric_array
 from dplib.kary_estimators import project_to_simplex
 
 __all__ = ["marginal", "noisy_marginals", "consistent_marginals", "marginal_errors"]
 
 
-def _require_domain(domain) -> dict:
+def require_domain(domain) -> dict:
     """``domain`` as a dict of column -> tuple of distinct values (at least one per column)."""
     if not isinstance(domain, dict) or not domain:
         raise ValueError(f"domain must be a non-empty dict of column -> possible values, got {domain!r}")
@@ -40,7 +40,7 @@ def _require_domain(domain) -> dict:
     return checked
 
 
-def _require_marginal_columns(columns, domain: dict) -> tuple:
+def require_marginal_columns(columns, domain: dict) -> tuple:
     """``columns`` as a tuple of distinct columns of ``domain`` (a single name is a 1-way marginal)."""
     columns = (columns,) if isinstance(columns, str) else tuple(columns)
     if not columns or len(set(columns)) != len(columns):
@@ -103,8 +103,8 @@ def marginal(data: pd.DataFrame, columns, domain: dict) -> np.ndarray:
     array([[1, 0],
            [1, 1]])
     """
-    domain = _require_domain(domain)
-    columns = _require_marginal_columns(columns, domain)
+    domain = require_domain(domain)
+    columns = require_marginal_columns(columns, domain)
     shape = tuple(len(domain[c]) for c in columns)
     codes = [_codes(data, c, domain[c]) for c in columns]
     cells = np.ravel_multi_index(codes, shape) if len(data) else np.zeros(0, dtype=np.int64)
@@ -155,9 +155,9 @@ def noisy_marginals(data: pd.DataFrame, marginals, epsilon: float, domain: dict,
     >>> noisy[("sex",)].round(2)
     array([1.  , 1.99])
     """
-    epsilon = _require_epsilon(epsilon)
-    domain = _require_domain(domain)
-    keys = [_require_marginal_columns(m, domain) for m in marginals]
+    epsilon = require_epsilon(epsilon)
+    domain = require_domain(domain)
+    keys = [require_marginal_columns(m, domain) for m in marginals]
     if not keys or len(set(keys)) != len(keys):
         raise ValueError(f"marginals must list one or more distinct marginals, got {keys!r}")
     rng = np.random.default_rng(rng)
@@ -205,7 +205,7 @@ def consistent_marginals(noisy: dict) -> dict:
     """
     if not isinstance(noisy, dict) or not noisy:
         raise ValueError(f"noisy must be a non-empty dict of marginal -> noisy counts, got {noisy!r}")
-    tables = {key: _require_numeric_array(value, f"noisy[{key!r}]") for key, value in noisy.items()}
+    tables = {key: require_numeric_array(value, f"noisy[{key!r}]") for key, value in noisy.items()}
     weights = {key: 1.0 / table.size for key, table in tables.items()}
     total = sum(tables[key].sum() * weights[key] for key in tables) / sum(weights.values())
     total = max(float(total), 0.0)
@@ -244,7 +244,7 @@ def marginal_errors(real: pd.DataFrame, synthetic: pd.DataFrame, domain: dict) -
       first second  tv_distance
     0     a      b         0.25
     """
-    domain = _require_domain(domain)
+    domain = require_domain(domain)
     if len(real) == 0 or len(synthetic) == 0:
         raise ValueError(f"real and synthetic must hold rows, got {len(real)} and {len(synthetic)}")
     rows = []

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from dplib._validation import _require_epsilon, _require_nonnegative, _require_numeric_array, _require_positive_int
+from dplib._validation import require_epsilon, require_nonnegative, require_numeric_array, require_positive_int
 from dplib.exponential import exponential_mechanism
 from dplib.laplace import laplace_mech
-from dplib.marginals import _require_domain, _require_marginal_columns
+from dplib.marginals import require_domain, require_marginal_columns
 
 __all__ = ["marginal_queries", "select_worst_query", "multiplicative_weights_update", "mwem"]
 
@@ -45,13 +45,13 @@ def marginal_queries(domain: dict, marginals) -> np.ndarray:
     array([[1., 1., 0., 0.],
            [0., 0., 1., 1.]])
     """
-    domain = _require_domain(domain)
+    domain = require_domain(domain)
     columns = list(domain)
     shape = tuple(len(domain[c]) for c in columns)
     grid = np.indices(shape).reshape(len(shape), -1)  # the value of every column, for every cell
     rows = []
     for key in marginals:
-        key = _require_marginal_columns(key, domain)
+        key = require_marginal_columns(key, domain)
         sub_shape = tuple(len(domain[c]) for c in key)
         cell_of = np.ravel_multi_index([grid[columns.index(c)] for c in key], sub_shape)
         rows.append(cell_of[None, :] == np.arange(np.prod(sub_shape))[:, None])
@@ -124,8 +124,8 @@ def multiplicative_weights_update(synthetic, query, measurement: float) -> np.nd
     >>> multiplicative_weights_update([5.0, 5.0], [1.0, 0.0], 10.0).round(3)
     array([5.622, 4.378])
     """
-    synthetic = _require_numeric_array(synthetic, "synthetic")
-    query = _require_numeric_array(query, "query")
+    synthetic = require_numeric_array(synthetic, "synthetic")
+    query = require_numeric_array(query, "query")
     measurement = float(measurement)
     if query.shape != synthetic.shape:
         raise ValueError(f"query must have the shape of synthetic {synthetic.shape}, got {query.shape}")
@@ -189,14 +189,14 @@ def mwem(histogram, queries, total: float, epsilon: float, rounds: int, rng=None
     >>> synthetic.round(1), round(float(synthetic.sum()), 6)
     (array([27.7,  9.7,  2. ,  0.7]), 40.0)
     """
-    histogram = _require_numeric_array(histogram, "histogram")
-    queries = _require_numeric_array(queries, "queries")
+    histogram = require_numeric_array(histogram, "histogram")
+    queries = require_numeric_array(queries, "queries")
     if histogram.ndim != 1 or queries.ndim != 2 or queries.shape[1] != histogram.size:
         raise ValueError(f"queries must have shape (number of queries, {histogram.size}) for a 1-D histogram, "
                          f"got {queries.shape} and {histogram.shape}")
-    total = _require_nonnegative(total, "total")
-    epsilon = _require_epsilon(epsilon)
-    rounds = _require_positive_int(rounds, "rounds")
+    total = require_nonnegative(total, "total")
+    epsilon = require_epsilon(epsilon)
+    rounds = require_positive_int(rounds, "rounds")
     rng = np.random.default_rng(rng)
     answers = queries @ histogram
     synthetic = np.full(histogram.size, total / histogram.size)

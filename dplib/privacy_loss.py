@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dplib._validation import _require_epsilon, _require_probability_vector
+from dplib._validation import require_epsilon, require_probability_vector
 
 __all__ = ["privacy_loss_per_output", "max_privacy_loss", "satisfies_dp"]
 
@@ -19,8 +19,8 @@ DP_TOLERANCE = 1e-12
 
 
 def _require_pair(p_d, p_d_prime) -> tuple[np.ndarray, np.ndarray]:
-    p_d = _require_probability_vector(p_d, "p_d")
-    p_d_prime = _require_probability_vector(p_d_prime, "p_d_prime")
+    p_d = require_probability_vector(p_d, "p_d")
+    p_d_prime = require_probability_vector(p_d_prime, "p_d_prime")
     if p_d.shape != p_d_prime.shape:
         raise ValueError(f"p_d and p_d_prime must cover the same outputs, got lengths {p_d.size} and {p_d_prime.size}")
     return p_d, p_d_prime
@@ -76,5 +76,5 @@ def satisfies_dp(p_d, p_d_prime, epsilon: float) -> bool:
     >>> satisfies_dp([0.75, 0.25], [0.25, 0.75], math.log(2.999))
     False
     """
-    epsilon = _require_epsilon(epsilon)
+    epsilon = require_epsilon(epsilon)
     return max_privacy_loss(p_d, p_d_prime) <= epsilon + DP_TOLERANCE

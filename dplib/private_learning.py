@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from dplib._validation import _require_epsilon, _require_numeric_array, _require_positive_int, _require_sensitivity
+from dplib._validation import require_epsilon, require_numeric_array, require_positive_int, require_sensitivity
 from dplib.dp_gd_accounting import noise_multiplier_for, require_clip_norm
 from dplib.logistic_regression import (
     adult_design_matrices,
@@ -94,7 +94,7 @@ def clip_gradients(gradients, clip_norm: float) -> np.ndarray:
            [0.3, 0.4],
            [0. , 0. ]])
     """
-    gradients = _require_numeric_array(gradients, "gradients")
+    gradients = require_numeric_array(gradients, "gradients")
     if gradients.ndim != 2:
         raise ValueError(f"gradients must be a 2-D array (one row per person), got shape {gradients.shape}")
     clip_norm = require_clip_norm(clip_norm)
@@ -110,7 +110,7 @@ def clip_gradients(gradients, clip_norm: float) -> np.ndarray:
 
 
 def _require_noise_multiplier(noise_multiplier) -> float:
-    return _require_sensitivity(noise_multiplier, "noise_multiplier")  # finite and >= 0
+    return require_sensitivity(noise_multiplier, "noise_multiplier")  # finite and >= 0
 
 
 def noisy_gradient(theta, X, y, clip_norm: float, noise_multiplier: float, rng=None) -> np.ndarray:
@@ -187,8 +187,8 @@ def noisy_gradient_descent_path(X, y, clip_norm: float, noise_multiplier: float,
     X, y = require_design(X, y)
     clip_norm = require_clip_norm(clip_norm)
     noise_multiplier = _require_noise_multiplier(noise_multiplier)
-    steps = _require_positive_int(steps, "steps", minimum=0)
-    learning_rate = _require_epsilon(learning_rate, "learning_rate")
+    steps = require_positive_int(steps, "steps", minimum=0)
+    learning_rate = require_epsilon(learning_rate, "learning_rate")
     rng = np.random.default_rng(rng)
     n, d = X.shape
     row_norms = np.linalg.norm(X, axis=1)
@@ -284,7 +284,7 @@ def central_accuracy(epsilons, trials: int, rng=None, *, data=None, clip_norm: f
     >>> list(table.index), bool(table.loc[1.0, "accuracy_mean"] > 0.75)
     ([1.0, inf], True)
     """
-    trials = _require_positive_int(trials, "trials", minimum=2)
+    trials = require_positive_int(trials, "trials", minimum=2)
     X_train, y_train, X_test, y_test = adult_design_matrices() if data is None else data
     rng = np.random.default_rng(rng)
     rows = {}

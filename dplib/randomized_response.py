@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from dplib._arrays import as_output
-from dplib._validation import _require_binary, _require_probability
+from dplib._validation import require_binary, require_probability
 from dplib.channels import COIN_RR_EPSILON
 
 __all__ = ["coin_rr", "COIN_RR_EPSILON", "rand_resp", "privatize_image"]
@@ -45,7 +45,7 @@ def coin_rr(x, rng=None):
     >>> coin_rr([1, 1, 0, 0, 1], rng=np.random.default_rng(3))
     array([1, 1, 1, 0, 1])
     """
-    x = _require_binary(x, "x")
+    x = require_binary(x, "x")
     rng = np.random.default_rng(rng)
     first_heads = rng.random(x.shape) < 0.5
     second_heads = rng.random(x.shape) < 0.5
@@ -66,9 +66,9 @@ def rand_resp(x, p: float, q: float, rng=None):
     >>> rand_resp([1, 1, 0, 0], p=0.9, q=0.8, rng=np.random.default_rng(0))
     array([1, 1, 0, 0])
     """
-    p = _require_probability(p, "p")
-    q = _require_probability(q, "q")
-    x = _require_binary(x, "x")
+    p = require_probability(p, "p")
+    q = require_probability(q, "q")
+    x = require_binary(x, "x")
     rng = np.random.default_rng(rng)
     u = rng.random(x.shape)
     # a 1 stays 1 when u < p; a 0 stays 0 when u < q, i.e. becomes 1 when u >= q
@@ -94,13 +94,13 @@ def privatize_image(image, alpha: float, beta: float, rng=None) -> np.ndarray:
            [0, 1, 0],
            [1, 0, 0]])
     """
-    alpha = _require_probability(alpha, "alpha")
-    beta = _require_probability(beta, "beta")
-    image = _require_binary(image, "image")
-    return as_output(_privatize_image(image, alpha, beta, np.random.default_rng(rng)))
+    alpha = require_probability(alpha, "alpha")
+    beta = require_probability(beta, "beta")
+    image = require_binary(image, "image")
+    return as_output(privatize_image_unchecked(image, alpha, beta, np.random.default_rng(rng)))
 
 
-def _privatize_image(image: np.ndarray, alpha: float, beta: float, rng: np.random.Generator) -> np.ndarray:
+def privatize_image_unchecked(image: np.ndarray, alpha: float, beta: float, rng: np.random.Generator) -> np.ndarray:
     """The draw of :func:`privatize_image` for checked arguments (the lecture widget calls it too)."""
     keep = rng.random(image.shape) < alpha
     paint_black = rng.random(image.shape) < beta

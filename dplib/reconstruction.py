@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dplib._validation import _require_binary, _require_nonnegative, _require_numeric_array, _require_positive_int
+from dplib._validation import require_binary, require_nonnegative, require_numeric_array, require_positive_int
 
 __all__ = ["subset_queries", "answer_queries", "reconstruct", "reconstruction_accuracy"]
 
@@ -32,7 +32,7 @@ def subset_queries(n: int, m: int, rng=None) -> np.ndarray:
     >>> subset_queries(4, 3, rng=0).shape
     (3, 4)
     """
-    n, m = _require_positive_int(n, "n"), _require_positive_int(m, "m")
+    n, m = require_positive_int(n, "n"), require_positive_int(m, "m")
     return np.random.default_rng(rng).integers(0, 2, size=(m, n), dtype=np.int8)
 
 
@@ -44,11 +44,11 @@ def answer_queries(queries, secret, sigma: float, rng=None) -> np.ndarray:
     >>> answer_queries([[1, 1, 0], [0, 1, 1]], [1, 0, 1], 0.0)
     array([1., 1.])
     """
-    queries = _require_binary(queries, "queries")
-    secret = _require_binary(secret, "secret")
+    queries = require_binary(queries, "queries")
+    secret = require_binary(secret, "secret")
     if queries.ndim != 2 or queries.shape[1] != secret.size:
         raise ValueError(f"queries must be an (m, n) matrix with n = len(secret) = {secret.size}, got shape {queries.shape}")
-    sigma = _require_nonnegative(sigma, "sigma")
+    sigma = require_nonnegative(sigma, "sigma")
     counts = queries.astype(float) @ secret
     return counts + np.random.default_rng(rng).normal(0.0, sigma, counts.shape)
 
@@ -69,8 +69,8 @@ def reconstruct(queries, answers) -> np.ndarray:
     >>> bool((reconstruct(queries, answer_queries(queries, secret, 1.0, rng=rng)) == secret).all())
     True
     """
-    queries = _require_numeric_array(queries, "queries")
-    answers = _require_numeric_array(answers, "answers").ravel()
+    queries = require_numeric_array(queries, "queries")
+    answers = require_numeric_array(answers, "answers").ravel()
     if queries.ndim != 2 or queries.shape[0] != answers.size:
         raise ValueError(f"queries must be an (m, n) matrix with m = len(answers) = {answers.size}, got shape {queries.shape}")
     estimate, *_ = np.linalg.lstsq(queries, answers, rcond=None)
@@ -92,10 +92,10 @@ def reconstruction_accuracy(n: int, m: int, sigmas, trials: int, rng=None) -> pd
     >>> float(table.loc[0.0, "accuracy_mean"]), bool(table.loc[100.0, "accuracy_mean"] < 0.7)
     (1.0, True)
     """
-    n, m, trials = _require_positive_int(n, "n"), _require_positive_int(m, "m"), _require_positive_int(trials, "trials")
+    n, m, trials = require_positive_int(n, "n"), require_positive_int(m, "m"), require_positive_int(trials, "trials")
     rng = np.random.default_rng(rng)
     rows = []
-    for sigma in _require_numeric_array(sigmas, "sigmas").ravel():
+    for sigma in require_numeric_array(sigmas, "sigmas").ravel():
         accuracies = []
         for _ in range(trials):
             secret = rng.integers(0, 2, n)

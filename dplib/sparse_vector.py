@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dplib._validation import _require_epsilon, _require_finite, _require_numeric_array
+from dplib._validation import require_epsilon, require_finite, require_numeric_array
 
 __all__ = ["above_threshold", "above_threshold_probabilities"]
 
@@ -54,8 +54,8 @@ def above_threshold(queries, threshold: float, epsilon: float, rng=None) -> int:
     2
     """
     queries = _check_queries(queries)
-    threshold = _require_finite(threshold, "threshold")
-    epsilon = _require_epsilon(epsilon)
+    threshold = require_finite(threshold, "threshold")
+    epsilon = require_epsilon(epsilon)
     rng = np.random.default_rng(rng)
     noisy_threshold = threshold + rng.laplace(0.0, 2.0 / epsilon)
     above = queries + rng.laplace(0.0, 4.0 / epsilon, size=queries.size) >= noisy_threshold
@@ -79,8 +79,8 @@ def above_threshold_probabilities(queries, threshold: float, epsilon: float, gri
     array([0.5, 0.5])
     """
     queries = _check_queries(queries)
-    threshold = _require_finite(threshold, "threshold")
-    epsilon = _require_epsilon(epsilon)
+    threshold = require_finite(threshold, "threshold")
+    epsilon = require_epsilon(epsilon)
     threshold_scale, query_scale = 2.0 / epsilon, 4.0 / epsilon
     r = np.linspace(-40 * threshold_scale, 40 * threshold_scale, grid)
     density = np.exp(-np.abs(r) / threshold_scale) / (2 * threshold_scale)
@@ -99,7 +99,7 @@ def _laplace_sf(x: np.ndarray, scale: float) -> np.ndarray:
 
 
 def _check_queries(queries) -> np.ndarray:
-    queries = _require_numeric_array(queries, "queries")
+    queries = require_numeric_array(queries, "queries")
     if queries.ndim != 1:
         raise ValueError(f"queries must be a 1-D array, got shape {queries.shape}")
     return queries

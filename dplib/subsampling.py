@@ -30,7 +30,7 @@ import math
 import numpy as np
 from scipy import special
 
-from dplib._validation import _require_epsilon, _require_open_probability, _require_positive_int, _require_probability
+from dplib._validation import require_epsilon, require_open_probability, require_positive_int, require_probability
 from dplib.dp_gd_accounting import require_positive_noise_multiplier
 
 __all__ = ["subsampled_epsilon", "sampled_gaussian_epsilon"]
@@ -55,9 +55,9 @@ def subsampled_epsilon(epsilon: float, delta: float, sampling_rate: float) -> tu
     >>> round(epsilon, 5), delta
     (0.01704, 1e-08)
     """
-    epsilon = _require_epsilon(epsilon)
-    delta = _require_probability(delta, "delta")
-    q = _require_probability(sampling_rate, "sampling_rate")
+    epsilon = require_epsilon(epsilon)
+    delta = require_probability(delta, "delta")
+    q = require_probability(sampling_rate, "sampling_rate")
     return math.log1p(q * math.expm1(epsilon)), q * delta
 
 
@@ -119,12 +119,12 @@ def sampled_gaussian_epsilon(noise_multiplier: float, sampling_rate: float, step
     7.47
     """
     noise_multiplier = require_positive_noise_multiplier(noise_multiplier)
-    q = _require_probability(sampling_rate, "sampling_rate")
+    q = require_probability(sampling_rate, "sampling_rate")
     if q == 0:
         raise ValueError("sampling_rate must be a probability in (0, 1], got 0")
-    steps = _require_positive_int(steps, "steps")
-    delta = _require_open_probability(delta, "delta")
-    orders = [_require_positive_int(order, "orders", minimum=2) for order in orders]
+    steps = require_positive_int(steps, "steps")
+    delta = require_open_probability(delta, "delta")
+    orders = [require_positive_int(order, "orders", minimum=2) for order in orders]
     if not orders:
         raise ValueError("orders must list at least one integer >= 2, got none")
     return min(steps * sampled_gaussian_rdp(noise_multiplier, q, order) + math.log(1 / delta) / (order - 1)

@@ -17,9 +17,9 @@ import functools
 import numpy as np
 import pandas as pd
 
-from dplib._validation import _require_epsilon, _require_numeric_array, _require_positive_int
+from dplib._validation import require_epsilon, require_numeric_array, require_positive_int
 from dplib.datasets import load_adult
-from dplib.marginals import _require_domain, consistent_marginals, noisy_marginals
+from dplib.marginals import require_domain, consistent_marginals, noisy_marginals
 
 __all__ = [
     "ADULT_DOMAIN",
@@ -49,7 +49,8 @@ ADULT_TREE = (("income", "education"), ("income", "age"), ("income", "sex"), ("e
 
 
 @functools.lru_cache(maxsize=1)
-def _adult_tables() -> tuple[pd.DataFrame, pd.DataFrame]:
+def cached_adult_tables() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The tables of :func:`adult_synthetic_data`, read once and shared: callers must not modify them."""
     tables = []
     for split in ("train", "test"):
         adult = load_adult(split=split)
@@ -74,13 +75,13 @@ def adult_synthetic_data() -> tuple[pd.DataFrame, pd.DataFrame]:
     >>> private.shape, test.shape
     ((30162, 5), (15060, 5))
     """
-    private, test = _adult_tables()
+    private, test = cached_adult_tables()
     return private.copy(), test.copy()
 
 
 def _probabilities(counts, name: str) -> np.ndarray:
     """Counts (>= 0, positive sum) divided by their sum."""
-    counts = _require_numeric_array(counts, name)
+    counts = require_numeric_array(counts, name)
     if (counts < 0).any() or counts.sum() <= 0:
         raise ValueError(f"{name} must hold counts >= 0 with a positive sum: make the marginals consistent first")
     return counts / counts.sum()
@@ -121,8 +122,8 @@ def sample_independent(marginals: dict, domain: dict, n: int, rng=None) -> pd.Da
     >>> sample_independent(counts, domain, 2, rng=np.random.default_rng(0)).values.tolist()
     [['F', 'high'], ['F', 'high']]
     """
-    domain = _require_domain(domain)
-    n = _require_positive_int(n, "n", minimum=0)
+    domain = require_domain(domain)
+    n = require_positive_int(n, "n", minimum=0)
     rng = np.random.default_rng(rng)
     codes = {}
     for column, values in domain.items():
@@ -195,15 +196,15 @@ def sample_tree(marginals: dict, tree, domain: dict, n: int, rng=None) -> pd.Dat
     >>> rows.values.tolist()
     [['F', 'low'], ['M', 'high'], ['F', 'low'], ['M', 'high']]
     """
-    domain = _require_domain(domain)
+    domain = require_domain(domain)
     edges = _require_tree(tree, domain)
-    n = _require_positive_int(n, "n", minimum=0)
+    n = require_positive_int(n, "n", minimum=0)
     rng = np.random.default_rng(rng)
     tables = {}
     for parent, child in edges:
         if (parent, child) not in marginals:
             raise ValueError(f"marginals has no 2-way marginal ({parent!r}, {child!r})")
-        table = _require_numeric_array(marginals[(parent, child)], f"marginals[({parent!r}, {child!r})]")
+        table = require_numeric_array(marginals[(parent, child)], f"marginals[({parent!r}, {child!r})]")
         if table.shape != (len(domain[parent]), len(domain[child])):
             raise ValueError(f"marginals[({parent!r}, {child!r})] must have shape "
                              f"{(len(domain[parent]), len(domain[child]))}, got {table.shape}")
@@ -262,8 +263,8 @@ def synthesize(data: pd.DataFrame, epsilon: float, tree, domain: dict, rng=None)
     >>> len(table), round(float((table["sex"] == "F").mean()), 2)
     (999, 0.47)
     """
-    epsilon = _require_epsilon(epsilon)
-    domain = _require_domain(domain)
+    epsilon = require_epsilon(epsilon)
+    domain = require_domain(domain)
     edges = _require_tree(tree, domain)
     rng = np.random.default_rng(rng)
     consistent = consistent_marginals(noisy_marginals(data, edges, epsilon, domain, rng=rng))

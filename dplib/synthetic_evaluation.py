@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dplib._validation import _require_positive_int
-from dplib.marginals import _require_domain, marginal_errors
+from dplib._validation import require_positive_int
+from dplib.marginals import require_domain, marginal_errors
 from dplib.synthetic import ADULT_DOMAIN, ADULT_TREE, synthesize
 
 __all__ = ["classifier_accuracy", "synthetic_utility"]
@@ -43,7 +43,7 @@ def classifier_accuracy(train_frame: pd.DataFrame, test_frame: pd.DataFrame, *, 
     """
     from sklearn.linear_model import LogisticRegression  # imported here: `import dplib` stays fast
 
-    domain = _require_domain(domain)
+    domain = require_domain(domain)
     features = [c for c in domain if c != label]
     y_train = np.asarray(train_frame[label].astype(str) == positive)
     y_test = np.asarray(test_frame[label].astype(str) == positive)
@@ -79,7 +79,7 @@ def synthetic_utility(epsilons, trials: int, rng=None, *, train: pd.DataFrame, t
         ``accuracy_mean``, ``accuracy_std`` (:func:`classifier_accuracy` of a model trained on
         each synthetic table). Spreads use ``ddof=1``; the ``inf`` row is exact (0 spread).
     """
-    trials = _require_positive_int(trials, "trials", minimum=2)
+    trials = require_positive_int(trials, "trials", minimum=2)
     rng = np.random.default_rng(rng)
     rows = {}
     for epsilon in epsilons:

@@ -40,7 +40,7 @@ from typing import Callable
 
 import numpy as np
 
-from dplib._validation import _require_binary, _require_epsilon, _require_numeric_array
+from dplib._validation import require_binary, require_epsilon, require_numeric_array
 from dplib.floating_point import discrete_laplace_steps, exact_grid_laplace, textbook_laplace
 
 __all__ = ["Vendor", "vendor_mechanisms"]
@@ -101,7 +101,7 @@ def laplace_count(data, size=None, rng=None, *, epsilon: float):
     A count is a multiple of the grid, so rounding moves nothing: exactly epsilon-DP on doubles
     (:func:`dplib.floating_point.exact_grid_laplace`).
     """
-    count = float(_require_binary(data, "data").sum())
+    count = float(require_binary(data, "data").sum())
     return _release(0.0, exact_grid_laplace(count, 1.0 / epsilon, GRID, size=_noise_size(size), rng=rng))
 
 
@@ -111,7 +111,7 @@ def geometric_count(data, size=None, rng=None, *, epsilon: float):
     (:func:`dplib.floating_point.discrete_laplace_steps`; numpy's ``Generator.geometric`` would cut the
     tails off at a largest value, and the outputs farthest out would come from one neighbour only.)
     """
-    count = float(_require_binary(data, "data").sum())
+    count = float(require_binary(data, "data").sum())
     return _release(count, discrete_laplace_steps(1.0 / epsilon, size=_noise_size(size), rng=rng))
 
 
@@ -122,7 +122,7 @@ def clamped_sum(data, size=None, rng=None, *, epsilon: float, upper: float):
     2**30 values) and moves by at most ``upper`` when a record is added: exactly
     (upper / scale)-DP with scale upper / epsilon.
     """
-    values = np.clip(_require_numeric_array(data, "data"), 0.0, upper)
+    values = np.clip(require_numeric_array(data, "data"), 0.0, upper)
     total = float((np.round(values / GRID) * GRID).sum())
     return _release(0.0, exact_grid_laplace(total, upper / epsilon, GRID, size=_noise_size(size), rng=rng))
 
@@ -130,27 +130,27 @@ def clamped_sum(data, size=None, rng=None, *, epsilon: float, upper: float):
 def scale_times_epsilon_sum(data, size=None, rng=None, *, epsilon: float, upper: float):
     """Clamped sum plus Laplace noise of scale upper * epsilon: the sensitivity multiplied instead of divided."""
     rng = np.random.default_rng(rng)
-    total = float(np.clip(_require_numeric_array(data, "data"), 0.0, upper).sum())
+    total = float(np.clip(require_numeric_array(data, "data"), 0.0, upper).sum())
     return _release(total, rng.laplace(0.0, upper * epsilon, _noise_size(size)))
 
 
 def unclamped_sum(data, size=None, rng=None, *, epsilon: float, upper: float):
     """Sum plus Laplace noise of scale upper / epsilon, calibrated to values in [0, upper] it never clamps to."""
     rng = np.random.default_rng(rng)
-    total = float(_require_numeric_array(data, "data").sum())
+    total = float(require_numeric_array(data, "data").sum())
     return _release(total, rng.laplace(0.0, upper / epsilon, _noise_size(size)))
 
 
 def data_scaled_sum(data, size=None, rng=None, *, epsilon: float):
     """Sum clamped to [0, 1] plus Laplace noise of scale max(data) / epsilon: the sensitivity read off the data."""
     rng = np.random.default_rng(rng)
-    values = np.clip(_require_numeric_array(data, "data"), 0.0, 1.0)
+    values = np.clip(require_numeric_array(data, "data"), 0.0, 1.0)
     return _release(float(values.sum()), rng.laplace(0.0, float(values.max()) / epsilon, _noise_size(size)))
 
 
 def float_laplace_count(data, size=None, rng=None, *, epsilon: float):
     """Number of 1s plus Laplace noise from the textbook sampler on doubles (:func:`dplib.floating_point.textbook_laplace`)."""
-    count = float(_require_binary(data, "data").sum())
+    count = float(require_binary(data, "data").sum())
     released = textbook_laplace(count, 1.0 / epsilon, size=_noise_size(size), rng=rng)
     return float(released) if np.ndim(released) == 0 else released
 
@@ -163,11 +163,11 @@ class ReusedNoiseCount:
     """
 
     def __init__(self, epsilon: float, rng=None):
-        self.epsilon = _require_epsilon(epsilon)
+        self.epsilon = require_epsilon(epsilon)
         self.noise = float(np.random.default_rng(rng).laplace(0.0, 1.0 / self.epsilon))
 
     def __call__(self, data, size=None, rng=None):
-        return _release(float(_require_binary(data, "data").sum()), np.full(_noise_size(size), self.noise))
+        return _release(float(require_binary(data, "data").sum()), np.full(_noise_size(size), self.noise))
 
 
 def _grid(center: float, half_width: float, step: float = 0.25) -> np.ndarray:

@@ -22,7 +22,7 @@ from dplib.testing.replay import CAN_REPLAY as _CAN_REPLAY
 from dplib.testing.replay import ReplayError as _ReplayError
 from dplib.testing.replay import digest as _digest
 from dplib.testing.replay import start as _start_replay
-from dplib.testing.values import _plain_array, check_frame
+from dplib.testing.values import plain_array, check_frame
 
 DEFAULT_FALSE_FAILURE = 1e-6
 
@@ -77,7 +77,7 @@ def check_close(actual, expected, *, name: str = "result", rtol: float = 1e-6, a
     AssertionError: max_privacy_loss(...): expected numbers, got MagicMock.
     """
     with _testing.quiet():
-        got = _plain_array(actual, name, hint).astype(float)
+        got = plain_array(actual, name, hint).astype(float)
         want = _asarray(expected, dtype=float)
         if _shape(got) != _shape(want):
             _fail(f"{name}: expected shape {_shape(want)}, got shape {_shape(got)} ({got}).", hint)
@@ -131,7 +131,7 @@ def check_fraction(flags, p: float, *, what: str, hint: str = "", false_failure:
     >>> check_fraction(np.random.default_rng(0).random(10_000) < 0.25, 0.25, what="share of 1s")
     """
     with _testing.quiet():
-        flags = _plain_array(flags, what, hint).ravel()
+        flags = plain_array(flags, what, hint).ravel()
         check_binomial(int(_count_nonzero(flags)), int(flags.size), p, what=what, hint=hint, false_failure=false_failure)
 
 
@@ -151,7 +151,7 @@ def check_categorical(
     with _testing.quiet():
         expected_p = _asarray(probabilities, dtype=float)
         k = expected_p.size
-        values = _plain_array(samples, what, hint, expected=f"integers in 0..{k - 1}").ravel()
+        values = plain_array(samples, what, hint, expected=f"integers in 0..{k - 1}").ravel()
         if values.size == 0:
             _fail(f"{what}: got no samples.", hint)
         if not np.issubdtype(values.dtype, np.number) or (values != np.round(values)).any():
@@ -189,7 +189,7 @@ def check_distribution(samples, cdf, *, what: str, hint: str = "", false_failure
     >>> check_distribution(noise, stats.laplace(scale=2).cdf, what="noise")
     """
     with _testing.quiet():
-        values = _plain_array(samples, what, hint).astype(float).ravel()
+        values = plain_array(samples, what, hint).astype(float).ravel()
         if values.size == 0 or not _isfinite(values).all():
             _fail(f"{what}: expected finite numbers, got {values[:5]}...", hint)
         if values.size < MIN_DISTRIBUTION_SAMPLES:
@@ -220,7 +220,7 @@ def check_mean(
     >>> check_mean(np.random.default_rng(0).normal(5, 2, 10_000), 5, 2, what="noisy answers")
     """
     with _testing.quiet():
-        values = _plain_array(samples, what, hint).astype(float).ravel()
+        values = plain_array(samples, what, hint).astype(float).ravel()
         n = values.size
         if n == 0 or not _isfinite(values).all():
             _fail(f"{what}: expected finite numbers, got {values[:5]}...", hint)
@@ -240,7 +240,7 @@ def _fingerprint(value, what: str, hint: str):
     if _type(value) is _DataFrame:
         frame = check_frame(value, name=what, hint=hint)
         return _asarray(_hash_pandas_object(frame, index=True).to_numpy()), _asarray(frame.columns.astype(str).to_numpy())
-    return (_plain_array(value, what, hint),)
+    return (plain_array(value, what, hint),)
 
 
 def _same(first: tuple, second: tuple) -> bool:

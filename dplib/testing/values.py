@@ -66,7 +66,7 @@ def _items(value) -> list | None:
     return None
 
 
-def _plain_array(value, name: str, hint: str, expected: str = "numbers") -> np.ndarray:
+def plain_array(value, name: str, hint: str, expected: str = "numbers") -> np.ndarray:
     """A new numpy array of numbers or bools holding ``value``, whose every part has an accepted exact type."""
     kind = _type(value)
     if kind in REAL_TYPES:
@@ -75,17 +75,17 @@ def _plain_array(value, name: str, hint: str, expected: str = "numbers") -> np.n
         if value.dtype.kind in _NUMERIC_KINDS:
             return _array(value, copy=True)
         if value.dtype.kind == "O":
-            items = [_plain_array(item, name, hint, expected) for item in value.ravel().tolist()]
+            items = [plain_array(item, name, hint, expected) for item in value.ravel().tolist()]
             return _stack(items, value.shape, name, hint)
         _fail(f"{name}: expected {expected}, got an array of {value.dtype}.", hint)
     items = _items(value)
     if items is not None:
         if _set(_map(_type, items)) <= REAL_TYPES:  # the common case, without a Python loop per entry
             return _array(items)
-        items = [_plain_array(item, name, hint, expected) for item in items]
+        items = [plain_array(item, name, hint, expected) for item in items]
         return _stack(items, (_len(items),), name, hint)
     if kind is _Series or kind is _DataFrame:
-        return _plain_array(value.to_numpy(), name, hint, expected)
+        return plain_array(value.to_numpy(), name, hint, expected)
     _fail(f"{name}: expected {expected}, got {_type_name(value)}.", hint)
 
 
@@ -121,7 +121,7 @@ def check_array(actual, *, name: str = "result", shape: tuple | None = None, dty
     AssertionError: laplace_mech(...): expected numbers, got MagicMock.
     """
     with _testing.quiet():
-        values = _plain_array(actual, name, hint)
+        values = plain_array(actual, name, hint)
         if shape is not None and values.shape != _tuple(shape):
             _fail(f"{name}: expected shape {_tuple(shape)}, got shape {values.shape}.", hint)
         return values if dtype is None else values.astype(dtype)
@@ -146,7 +146,7 @@ def check_number(actual, *, name: str = "result", finite: bool = False, hint: st
     AssertionError: sigma: expected a finite number, got inf.
     """
     with _testing.quiet():
-        value = _plain_array(actual, name, hint, expected="a single number")
+        value = plain_array(actual, name, hint, expected="a single number")
         if value.shape != ():
             _fail(f"{name}: expected a single number, got shape {value.shape}.", hint)
         number = _float(value)
@@ -197,7 +197,7 @@ def _plain(value, name: str, hint: str):
     if items is not None:
         return _tuple(_plain(item, name, hint) for item in items)
     if kind is _ndarray:
-        return _plain(_plain_array(value, name, hint).tolist(), name, hint)
+        return _plain(plain_array(value, name, hint).tolist(), name, hint)
     _fail(f"{name}: expected numbers, strings or tuples of them, got {_type_name(value)}.", hint)
 
 

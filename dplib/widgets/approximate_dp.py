@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import numpy as np
 
-from dplib._validation import _require_epsilon, _require_open_probability, _require_positive_int
+from dplib._validation import require_epsilon, require_open_probability, require_positive_int
 from dplib.gaussian import advanced_composition_epsilon, analytic_gaussian_sigma, zcdp_rho, zcdp_to_epsilon
 from dplib.widgets._render import SLIDER_LAYOUT, SLIDER_STYLE, Explorer, epsilon_slider, nice_ceiling
 
@@ -76,11 +76,11 @@ def composition_view(epsilon: float, delta: float, k: int, *, delta_total: float
     >>> view.best, round(view.at_k["basic"], 3)
     ('zcdp', 10.0)
     """
-    epsilon = _require_epsilon(epsilon)
-    delta = _require_open_probability(delta, "delta")
-    delta_total = _require_open_probability(delta_total, "delta_total")
-    max_k = _require_positive_int(max_k, "max_k")
-    k = _require_positive_int(k, "k")
+    epsilon = require_epsilon(epsilon)
+    delta = require_open_probability(delta, "delta")
+    delta_total = require_open_probability(delta_total, "delta_total")
+    max_k = require_positive_int(max_k, "max_k")
+    k = require_positive_int(k, "k")
     if k > max_k:
         raise ValueError(f"k must be an integer <= max_k = {max_k}, got {k!r}")
     sigma = analytic_gaussian_sigma(1.0, epsilon, delta)

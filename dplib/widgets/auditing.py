@@ -14,8 +14,8 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.patches import Rectangle
 
-from dplib._validation import _require_epsilon, _require_open_probability, _require_positive_int
-from dplib.auditing import EventAudit, _runs, audit_events
+from dplib._validation import require_epsilon, require_open_probability, require_positive_int
+from dplib.auditing import EventAudit, mechanism_outputs, audit_events
 from dplib.vendors import vendor_mechanisms
 from dplib.widgets._render import LIMIT_STEPS, SLIDER_LAYOUT, SLIDER_STYLE, Explorer, nice_ceiling, seed_box
 
@@ -73,11 +73,12 @@ def audit_view(vendor: str = "B", claimed_epsilon: float | None = None, trials: 
     if vendor not in vendors:
         raise ValueError(f"vendor must be one of {sorted(vendors)}, got {vendor!r}")
     chosen = vendors[vendor]
-    claimed = chosen.claimed_epsilon if claimed_epsilon is None else _require_epsilon(claimed_epsilon, "claimed_epsilon")
-    trials = _require_positive_int(trials, "trials")
-    alpha = _require_open_probability(alpha, "alpha")
+    claimed = chosen.claimed_epsilon if claimed_epsilon is None else require_epsilon(claimed_epsilon, "claimed_epsilon")
+    trials = require_positive_int(trials, "trials")
+    alpha = require_open_probability(alpha, "alpha")
     rng = np.random.default_rng(seed + 1)
-    runs = [_runs(chosen.mechanism, data, trials, rng) for data in (chosen.d, chosen.d_prime, chosen.d, chosen.d_prime)]
+    runs = [mechanism_outputs(chosen.mechanism, data, trials, rng)
+            for data in (chosen.d, chosen.d_prime, chosen.d, chosen.d_prime)]
     audit = audit_events(*runs, chosen.thresholds, alpha)
     edges = _bin_edges(chosen.thresholds, whole_numbers=all(np.array_equal(r, np.round(r)) for r in runs[2:]))
     width = np.diff(edges)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import numpy as np
 
-from dplib._validation import _require_epsilon, _require_finite, _require_positive_int, _require_sensitivity
+from dplib._validation import require_epsilon, require_finite, require_positive_int, require_sensitivity
 from dplib.composition import BudgetExceededError, PrivacyAccountant, averaging_attack_tail, sequential_epsilon
 from dplib.widgets._render import SLIDER_LAYOUT, SLIDER_STYLE, Explorer, nice_ceiling, seed_box
 
@@ -75,10 +75,10 @@ def averaging_view(k: int, epsilon: float, budget: float, *, sensitivity: float 
     >>> view.answered, view.refused, round(view.total_epsilon, 6)
     (10, 40, 5.0)
     """
-    k = _require_positive_int(k, "k")
-    epsilon = _require_epsilon(epsilon)
-    sensitivity = _require_sensitivity(sensitivity)
-    true_value = _require_finite(true_value, "true_value")
+    k = require_positive_int(k, "k")
+    epsilon = require_epsilon(epsilon)
+    sensitivity = require_sensitivity(sensitivity)
+    true_value = require_finite(true_value, "true_value")
     scale = sensitivity / epsilon
     answers = true_value + np.random.default_rng(rng).laplace(0.0, scale, size=k)
     j = np.arange(1, k + 1)

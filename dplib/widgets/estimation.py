@@ -15,8 +15,8 @@ import numpy as np
 from dplib.channels import krr_probabilities
 from dplib.datasets import age_sex_categories
 from dplib.experiments import apportion
-from dplib.kary_estimators import _krr_count_std, _unbias_krr_counts, project_to_simplex
-from dplib.kary_randomized_response import _k_rand_resp
+from dplib.kary_estimators import krr_count_std_unchecked, unbias_krr_counts, project_to_simplex
+from dplib.kary_randomized_response import k_rand_resp_unchecked
 from dplib.widgets._render import LIMIT_STEPS, SLIDER_LAYOUT, SLIDER_STYLE, Explorer, epsilon_slider, nice_ceiling, seed_box
 
 __all__ = ["EstimationView", "estimation_view", "adult_age_sex_counts", "AGE_SEX_LABELS", "EstimationExplorer"]
@@ -87,9 +87,9 @@ def estimation_view(epsilon: float, n: int, *, weights=None, rng=None) -> Estima
     k = true_counts.size
     p, q = krr_probabilities(k, epsilon)  # checks k and epsilon
     people = np.repeat(np.arange(k), true_counts)
-    reports = _k_rand_resp(people, k, p, np.random.default_rng(rng))
+    reports = k_rand_resp_unchecked(people, k, p, np.random.default_rng(rng))
     report_counts = np.bincount(reports, minlength=k)
-    estimates = _unbias_krr_counts(report_counts, p, q)
+    estimates = unbias_krr_counts(report_counts, p, q)
     return EstimationView(
         epsilon=float(epsilon),
         n=int(n),
@@ -98,7 +98,7 @@ def estimation_view(epsilon: float, n: int, *, weights=None, rng=None) -> Estima
         true_counts=true_counts,
         report_counts=report_counts,
         estimates=estimates,
-        std=_krr_count_std(true_counts, p, q),
+        std=krr_count_std_unchecked(true_counts, p, q),
         clipped=np.maximum(estimates, 0.0),
         projected=project_to_simplex(estimates, n),
     )

@@ -12,8 +12,8 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from dplib._validation import _require_finite, _require_positive_int
-from dplib.laplace import _laplace_noise, laplace_privacy_loss, laplace_scale
+from dplib._validation import require_finite, require_positive_int
+from dplib.laplace import laplace_noise, laplace_privacy_loss, laplace_scale
 from dplib.widgets._render import LIMIT_STEPS, SLIDER_LAYOUT, SLIDER_STYLE, Explorer, epsilon_slider, nice_ceiling, seed_box
 
 __all__ = ["LaplaceView", "laplace_view", "LaplaceExplorer"]
@@ -70,10 +70,10 @@ def laplace_view(
     (4.0, 0.5)
     """
     scale = laplace_scale(sensitivity, epsilon)  # the one check of epsilon and sensitivity
-    samples = _require_positive_int(samples, "samples")
-    value_d = _require_finite(value, "value")
+    samples = require_positive_int(samples, "samples")
+    value_d = require_finite(value, "value")
     value_d_prime = value_d + float(sensitivity)
-    noise = _laplace_noise(np.random.default_rng(rng), scale, (2, samples))
+    noise = laplace_noise(np.random.default_rng(rng), scale, (2, samples))
     answers_d, answers_d_prime = noise[0] + value_d, noise[1] + value_d_prime
     low, high = value_d + window[0], value_d + window[1]
     width = float(np.clip(scale / 3.0, 0.05, 1.0))

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import numpy as np
 
-from dplib._validation import _require_epsilon, _require_open_probability, _require_positive_int, _require_sensitivity
+from dplib._validation import require_epsilon, require_open_probability, require_positive_int, require_sensitivity
 from dplib.dp_gd_accounting import dp_gd_epsilon
 from dplib.logistic_regression import adult_design_matrices, logistic_accuracy, nonprivate_logistic_regression
 from dplib.private_learning import CLIP_NORM, DELTA, LEARNING_RATE, STEPS, noisy_gradient_descent_path
@@ -143,16 +143,16 @@ def private_learning_view(clip_norm: float = CLIP_NORM, noise_multiplier: float 
     >>> round(view.epsilon, 2), int(view.checkpoints[-1]), bool(view.final_accuracy > 0.75)
     (1.0, 100, True)
     """
-    clip_norm = _require_epsilon(clip_norm, "clip_norm")
-    noise_multiplier = _require_sensitivity(noise_multiplier, "noise_multiplier")
-    max_steps = _require_positive_int(max_steps, "max_steps")
-    steps = _require_positive_int(steps, "steps", minimum=0)
+    clip_norm = require_epsilon(clip_norm, "clip_norm")
+    noise_multiplier = require_sensitivity(noise_multiplier, "noise_multiplier")
+    max_steps = require_positive_int(max_steps, "max_steps")
+    steps = require_positive_int(steps, "steps", minimum=0)
     if steps > max_steps:
         raise ValueError(f"steps must be an integer <= max_steps = {max_steps}, got {steps!r}")
-    learning_rate = _require_epsilon(learning_rate, "learning_rate")
-    delta = _require_open_probability(delta, "delta")
-    seed = _require_positive_int(seed, "seed", minimum=0)
-    train_size = _require_positive_int(train_size, "train_size")
+    learning_rate = require_epsilon(learning_rate, "learning_rate")
+    delta = require_open_probability(delta, "delta")
+    seed = require_positive_int(seed, "seed", minimum=0)
+    train_size = require_positive_int(train_size, "train_size")
     checkpoints = _checkpoints(steps)
     noisy = _path(clip_norm, noise_multiplier, learning_rate, seed, max_steps, train_size)
     noiseless = _path(clip_norm, 0.0, learning_rate, 0, max_steps, train_size)

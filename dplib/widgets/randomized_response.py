@@ -11,12 +11,12 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import numpy as np
 
-from dplib._validation import _require_binary
+from dplib._validation import require_binary
 from dplib.channels import alpha_beta_to_p_q, get_epsilon
-from dplib.estimators import _unbias_black_fraction
+from dplib.estimators import unbias_black_fraction
 from dplib.images import demo_picture
 from dplib.plotting import plot_image
-from dplib.randomized_response import _privatize_image
+from dplib.randomized_response import privatize_image_unchecked
 from dplib.widgets._render import SLIDER_LAYOUT, SLIDER_STYLE, Explorer, epsilon_text, seed_box
 
 __all__ = ["ImageView", "image_view", "ImageExplorer"]
@@ -53,8 +53,8 @@ def image_view(alpha: float, beta: float, *, picture=None, rng=None) -> ImageVie
     """
     p, q = alpha_beta_to_p_q(alpha, beta)  # checks alpha and beta
     alpha, beta = float(alpha), float(beta)
-    picture = demo_picture() if picture is None else _require_binary(picture, "picture")
-    private = _privatize_image(picture, alpha, beta, np.random.default_rng(rng))
+    picture = demo_picture() if picture is None else require_binary(picture, "picture")
+    private = privatize_image_unchecked(picture, alpha, beta, np.random.default_rng(rng))
     observed = float(private.mean())
     return ImageView(
         alpha=alpha,
@@ -66,7 +66,7 @@ def image_view(alpha: float, beta: float, *, picture=None, rng=None) -> ImageVie
         private=private,
         true_fraction=float(picture.mean()),
         observed_fraction=observed,
-        estimated_fraction=_unbias_black_fraction(observed, alpha, beta) if alpha > 0 else math.nan,
+        estimated_fraction=unbias_black_fraction(observed, alpha, beta) if alpha > 0 else math.nan,
     )
 
 
@@ -90,7 +90,7 @@ class ImageExplorer(Explorer):
     figsize = (7.2, 2.7)
 
     def __init__(self, alpha: float = 0.5, beta: float = 0.5, *, picture=None, seed: int = 0):
-        self.picture = demo_picture() if picture is None else _require_binary(picture, "picture")
+        self.picture = demo_picture() if picture is None else require_binary(picture, "picture")
         self.alpha = widgets.FloatSlider(value=alpha, min=0.0, max=1.0, step=0.01, description="alpha (keep)",
                                          style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
         self.beta = widgets.FloatSlider(value=beta, min=0.0, max=1.0, step=0.01, description="beta (black)",

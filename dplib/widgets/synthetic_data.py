@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import numpy as np
 
-from dplib._validation import _require_epsilon
+from dplib._validation import require_epsilon
 from dplib.marginals import consistent_marginals, marginal, marginal_errors, noisy_marginals
-from dplib.synthetic import ADULT_DOMAIN, ADULT_TREE, _adult_tables, sample_independent, synthesize
+from dplib.synthetic import ADULT_DOMAIN, ADULT_TREE, cached_adult_tables, sample_independent, synthesize
 from dplib.widgets._render import LIMIT_STEPS, SLIDER_STYLE, Explorer, epsilon_slider, nice_ceiling, seed_box
 
 __all__ = ["MEASUREMENTS", "PAIRS", "SyntheticView", "synthetic_view", "SyntheticDataExplorer"]
@@ -77,13 +77,13 @@ def synthetic_view(epsilon: float = 1.0, measured: str = "tree", pair=("educatio
     >>> tree.pair_tv < 0.01 < independent.pair_tv
     True
     """
-    epsilon = _require_epsilon(epsilon)
+    epsilon = require_epsilon(epsilon)
     if measured not in MEASUREMENTS:
         raise ValueError(f"measured must be one of {list(MEASUREMENTS)}, got {measured!r}")
     pair = tuple(pair)
     if pair not in PAIRS:
         raise ValueError(f"pair must be one of {list(PAIRS)}, got {pair!r}")
-    private, _ = _adult_tables()
+    private, _ = cached_adult_tables()
     rng = np.random.default_rng(seed)
     if measured == "tree":
         synthetic = synthesize(private, epsilon, ADULT_TREE, ADULT_DOMAIN, rng=rng)

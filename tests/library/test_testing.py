@@ -869,11 +869,11 @@ def test_the_closure_of_max_privacy_loss_holds_the_helper_that_computes_it():
 
 
 def test_closures_of_the_mechanisms_reach_private_helpers_and_skip_validators():
-    assert closure_names(dplib.laplace_mech) == ["laplace_mech", "_laplace_noise", "laplace_scale"]
+    assert closure_names(dplib.laplace_mech) == ["laplace_mech", "laplace_noise", "laplace_scale"]
     assert set(closure_names(dplib.noisy_average)) == {
-        "noisy_average", "clipped_sum_sensitivity", "laplace_mech", "_laplace_noise", "laplace_scale"}
-    assert closure_names(dplib.k_rand_resp) == ["k_rand_resp", "_k_rand_resp", "krr_probabilities"]
-    assert closure_names(dplib.privatize_image) == ["privatize_image", "_privatize_image"]
+        "noisy_average", "clipped_sum_sensitivity", "laplace_mech", "laplace_noise", "laplace_scale"}
+    assert closure_names(dplib.k_rand_resp) == ["k_rand_resp", "k_rand_resp_unchecked", "krr_probabilities"]
+    assert closure_names(dplib.privatize_image) == ["privatize_image", "privatize_image_unchecked"]
     for function in (dplib.laplace_mech, dplib.satisfies_dp, dplib.sequential_epsilon, dplib.above_threshold):
         names = closure_names(function)
         assert not any(name.startswith(("require_", "_require_", "_check_")) for name in names), names
@@ -886,11 +886,12 @@ def test_closures_leave_the_notebooks_tools_on():
     for tool in (dplib.load_adult, dplib.load_adult_with_pii, dplib.demo_picture, dplib.adult_learning_data):
         assert computes_nothing_of_an_answer(tool)
     assert closure_names(dplib.private_accuracy) == [
-        "private_accuracy", "privatize_columns", "train_and_score", "k_rand_resp", "_k_rand_resp", "krr_probabilities"]
+        "private_accuracy", "privatize_columns", "train_and_score", "k_rand_resp", "k_rand_resp_unchecked",
+        "krr_probabilities"]
     assert closure_names(dplib.private_accuracy, dplib.privatize_columns,
                          allow=[dplib.train_and_score, dplib.k_rand_resp]) == ["private_accuracy", "privatize_columns"]
     assert closure_names(dplib.estimate_krr_counts, allow=[dplib.krr_probabilities]) == [
-        "estimate_krr_counts", "_unbias_krr_counts"]
+        "estimate_krr_counts", "unbias_krr_counts"]
     with pytest.raises(ValueError, match=r"cannot both switch off and allow \['krr_probabilities'\]"):
         testing.delegation_closure(dplib.krr_probabilities, allow=[dplib.k_rand_resp])
 
@@ -908,9 +909,9 @@ def test_delegation_through_a_helper_raises():
     with disabled(dplib.max_privacy_loss):
         with pytest.raises(DelegationError, match=message):
             max_privacy_loss([0.75, 0.25], [0.25, 0.75])
-        with pytest.raises(DelegationError, match="dplib.laplace._laplace_noise is switched off"):
+        with pytest.raises(DelegationError, match="dplib.laplace.laplace_noise is switched off"):
             with disabled(dplib.laplace_mech):
-                dplib.laplace._laplace_noise(np.random.default_rng(), 1.0, (3,))
+                dplib.laplace.laplace_noise(np.random.default_rng(), 1.0, (3,))
     assert max_privacy_loss([0.75, 0.25], [0.25, 0.75]) == pytest.approx(math.log(3))
 
 

@@ -242,11 +242,11 @@ def rr_confidence_interval(responses, p, q, alpha=0.05):
     Variant(
         "delegates_through_a_helper",
         {
-            # dplib's private helper behind estimate_krr_counts does all of its work but the counting
+            # dplib's helper behind estimate_krr_counts does all of its work but the counting
             "estimate_krr_counts_solution": '''def estimate_krr_counts(reports, k, epsilon):
     p, q = krr_probabilities(k, epsilon)
     observed = np.bincount(np.ravel(reports), minlength=k)
-    return dplib.kary_estimators._unbias_krr_counts(observed, p, q)''',
+    return dplib.kary_estimators.unbias_krr_counts(observed, p, q)''',
         },
         zero=("test_estimate_krr_counts_keeps_negatives",),
         full=("test_error_vs_epsilon_many_trials", "test_project_to_simplex_not_clipping"),
