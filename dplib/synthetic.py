@@ -19,7 +19,7 @@ import pandas as pd
 
 from dplib._validation import require_epsilon, require_numeric_array, require_positive_int
 from dplib.datasets import load_adult
-from dplib.marginals import require_domain, consistent_marginals, noisy_marginals
+from dplib.marginals import consistent_marginals, noisy_marginals, require_domain
 
 __all__ = [
     "ADULT_DOMAIN",

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from dplib._validation import require_positive_int
-from dplib.marginals import require_domain, marginal_errors
+from dplib.marginals import marginal_errors, require_domain
 from dplib.synthetic import ADULT_DOMAIN, ADULT_TREE, synthesize
 
 __all__ = ["classifier_accuracy", "synthetic_utility"]

@@ -22,7 +22,7 @@ from dplib.testing.replay import CAN_REPLAY as _CAN_REPLAY
 from dplib.testing.replay import ReplayError as _ReplayError
 from dplib.testing.replay import digest as _digest
 from dplib.testing.replay import start as _start_replay
-from dplib.testing.values import plain_array, check_frame
+from dplib.testing.values import check_frame, plain_array
 
 DEFAULT_FALSE_FAILURE = 1e-6
 

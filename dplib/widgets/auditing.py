@@ -15,7 +15,7 @@ import numpy as np
 from matplotlib.patches import Rectangle
 
 from dplib._validation import require_epsilon, require_open_probability, require_positive_int
-from dplib.auditing import EventAudit, mechanism_outputs, audit_events
+from dplib.auditing import EventAudit, audit_events, mechanism_outputs
 from dplib.vendors import vendor_mechanisms
 from dplib.widgets._render import LIMIT_STEPS, SLIDER_LAYOUT, SLIDER_STYLE, Explorer, nice_ceiling, seed_box
 
