@@ -54,7 +54,7 @@ on first use, so ``import dplib`` does not pay for matplotlib and ipywidgets:
 
 The others: ``datasets``, ``laplace``, ``randomized_response``, ``kary_randomized_response``,
 ``channels``, ``estimators``, ``kary_estimators``, ``experiments``, ``exponential``,
-``fairness``, ``privacy_loss``, ``attacks``, ``images``, ``composition``, ``sparse_vector``, ``gaussian``, ``learning``,
+``fairness``, ``privacy_loss``, ``attacks``, ``images``, ``composition``, ``sparse_vector``, ``gaussian``, ``approximate_composition``, ``learning``,
 ``logistic_regression``, ``private_learning``, ``dp_gd_accounting``, ``subsampling``, ``auditing``, ``vendors``, ``floating_point``, ``reconstruction``, ``marginals``, ``synthetic``, ``synthetic_evaluation``, ``multiplicative_weights``;
 the grading platform is a package of its own, `dpgrader`, which no notebook imports.
 """
@@ -62,6 +62,7 @@ the grading platform is a package of its own, `dpgrader`, which no notebook impo
 import importlib
 
 from dplib import datasets
+from dplib.approximate_composition import advanced_composition_epsilon, zcdp_rho, zcdp_to_epsilon
 from dplib.attacks import differencing_attack, reidentify, uniqueness
 from dplib.auditing import (
     EventAudit,
@@ -127,14 +128,11 @@ from dplib.floating_point import (
     textbook_laplace_output,
 )
 from dplib.gaussian import (
-    advanced_composition_epsilon,
     analytic_gaussian_sigma,
     gaussian_delta,
     gaussian_mech,
     gaussian_sigma,
     l2_sensitivity_of_histogram,
-    zcdp_rho,
-    zcdp_to_epsilon,
 )
 from dplib.images import demo_picture
 from dplib.kary_estimators import estimate_krr_counts, krr_count_std, project_to_simplex

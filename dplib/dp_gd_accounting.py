@@ -41,7 +41,7 @@ import math
 from scipy import optimize
 
 from dplib._validation import require_epsilon, require_open_probability, require_positive_int
-from dplib.gaussian import zcdp_rho, zcdp_to_epsilon
+from dplib.approximate_composition import zcdp_rho, zcdp_to_epsilon
 
 __all__ = [
     "gradient_sum_sensitivity",

@@ -1,10 +1,9 @@
-"""Approximate (epsilon, delta)-DP: the Gaussian mechanism, zCDP and advanced composition.
+"""Approximate (epsilon, delta)-DP: the Gaussian mechanism, classic and analytic, and its exact delta.
 
 A mechanism is (epsilon, delta)-DP when ``P[M(D) in S] <= e^epsilon P[M(D') in S] + delta``
 for all neighbours and all sets of outputs S. The Gaussian mechanism adds
 ``N(0, sigma^2)`` noise calibrated to the **L2** sensitivity of the query. Its privacy
-composes best in zero-concentrated DP (zCDP): k releases of rho-zCDP are k rho-zCDP,
-converted to (epsilon, delta) only once, at the end.
+composes best in zero-concentrated DP (zCDP): :mod:`dplib.approximate_composition`.
 """
 
 from __future__ import annotations
@@ -15,13 +14,7 @@ import numpy as np
 from scipy import optimize, special
 
 from dplib._arrays import as_output
-from dplib._validation import (
-    require_epsilon,
-    require_numeric_array,
-    require_open_probability,
-    require_positive_int,
-    require_sensitivity,
-)
+from dplib._validation import require_epsilon, require_numeric_array, require_open_probability, require_sensitivity
 
 __all__ = [
     "gaussian_sigma",
@@ -29,9 +22,6 @@ __all__ = [
     "gaussian_delta",
     "gaussian_mech",
     "l2_sensitivity_of_histogram",
-    "zcdp_rho",
-    "zcdp_to_epsilon",
-    "advanced_composition_epsilon",
 ]
 
 #: L2 sensitivity of a histogram (one count per category) under each notion of neighbours.
@@ -247,78 +237,3 @@ def l2_sensitivity_of_histogram(neighbours: str) -> float:
     if neighbours not in NEIGHBOURS:
         raise ValueError(f"neighbours must be one of {sorted(NEIGHBOURS)}, got {neighbours!r}")
     return NEIGHBOURS[neighbours]
-
-
-def zcdp_rho(l2_sensitivity: float, sigma: float) -> float:
-    r"""zCDP parameter of the Gaussian mechanism: ``rho = Delta_2^2 / (2 sigma^2)``.
-
-    Notes
-    -----
-    Bun & Steinke (2016), Proposition 1.6. k Gaussian releases with parameters
-    :math:`\rho_1, \dots, \rho_k` are :math:`(\sum_i \rho_i)`-zCDP (Lemma 2.3).
-
-    References
-    ----------
-    M. Bun, T. Steinke, "Concentrated differential privacy: simplifications,
-    extensions, and lower bounds", TCC 2016.
-
-    Examples
-    --------
-    >>> zcdp_rho(2.0, 4.0)
-    0.125
-    """
-    l2_sensitivity = require_sensitivity(l2_sensitivity, "l2_sensitivity")
-    sigma = require_epsilon(sigma, "sigma")
-    return l2_sensitivity**2 / (2 * sigma**2)
-
-
-def zcdp_to_epsilon(rho: float, delta: float) -> float:
-    r"""epsilon of a rho-zCDP mechanism at a given delta: ``rho + 2 sqrt(rho ln(1/delta))``.
-
-    Notes
-    -----
-    Bun & Steinke (2016), Proposition 1.3: rho-zCDP implies
-    :math:`(\rho + 2\sqrt{\rho \ln(1/\delta)}, \delta)`-DP for every :math:`\delta > 0`.
-
-    The conversion is a bound, not the exact epsilon. rho is exact for Gaussian noise, but
-    the epsilon it converts to is larger than the mechanism's true one: k Gaussian releases
-    of sensitivity :math:`\Delta_2` and noise sigma are together one Gaussian release of
-    sensitivity :math:`\sqrt k\,\Delta_2`, whose exact epsilon :func:`gaussian_delta` gives.
-    For k = 1000, sigma = ``gaussian_sigma(1, 0.1, 1e-7)`` (57.17) and delta = 1e-6 this
-    function gives 3.06, the exact epsilon is 2.52. Canonne, Kamath & Steinke (2020) give a
-    tighter conversion.
-
-    Examples
-    --------
-    >>> round(zcdp_to_epsilon(0.125, 1e-5), 4)
-    2.5243
-    """
-    rho = require_sensitivity(rho, "rho")
-    delta = require_open_probability(delta, "delta")
-    return rho + 2 * math.sqrt(rho * math.log(1 / delta))
-
-
-def advanced_composition_epsilon(epsilon: float, k: int, delta_prime: float) -> float:
-    r"""Total epsilon of k (epsilon, delta)-DP mechanisms under advanced composition.
-
-    Notes
-    -----
-    .. math:: \varepsilon' = \sqrt{2k \ln(1/\delta')}\,\varepsilon + k\varepsilon(e^{\varepsilon} - 1),
-
-    with total delta :math:`k\delta + \delta'` (Dwork, Rothblum, Vadhan 2010; Dwork & Roth
-    2014, Theorem 3.20): the slack :math:`\delta'` comes on top of the k mechanisms' own
-    deltas. It beats the basic :math:`k\varepsilon` only when k is large and epsilon small.
-
-    References
-    ----------
-    C. Dwork, G. N. Rothblum, S. Vadhan, "Boosting and differential privacy", FOCS 2010.
-
-    Examples
-    --------
-    >>> round(advanced_composition_epsilon(0.1, 100, 1e-5), 4)
-    5.8502
-    """
-    epsilon = require_epsilon(epsilon)
-    k = require_positive_int(k, "k")
-    delta_prime = require_open_probability(delta_prime, "delta_prime")
-    return math.sqrt(2 * k * math.log(1 / delta_prime)) * epsilon + k * epsilon * math.expm1(epsilon)

@@ -5,8 +5,9 @@ import math
 import numpy as np
 import pytest
 
+from dplib.approximate_composition import zcdp_rho, zcdp_to_epsilon
 from dplib.dp_gd_accounting import dp_gd_epsilon, dp_gd_rho, gradient_sum_sensitivity, noise_multiplier_for
-from dplib.gaussian import gaussian_delta, zcdp_rho, zcdp_to_epsilon
+from dplib.gaussian import gaussian_delta
 from dplib.private_learning import clip_gradients
 
 C = 0.3

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from dplib.approximate_composition import advanced_composition_epsilon, zcdp_to_epsilon
+from dplib.gaussian import analytic_gaussian_sigma
 from dplib.widgets.approximate_dp import ACCOUNTINGS, CompositionExplorer, composition_view
-from dplib.gaussian import advanced_composition_epsilon, analytic_gaussian_sigma, zcdp_to_epsilon
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
