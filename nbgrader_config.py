@@ -91,5 +91,5 @@ c.GenerateFeedback.preprocessors = [
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     "dpgrader.preprocessors.HideHiddenTests",
     "dpgrader.preprocessors.NeutralizeActiveContent",  # again, for notebooks autograded before it existed
-    "dpgrader.mathml.MathMLPreprocessor",  # math renders offline (no MathJax CDN)
+    "dpgrader.preprocessors.mathml.MathMLPreprocessor",  # math renders offline (no MathJax CDN)
 ]

@@ -57,23 +57,87 @@ class CellGrade:
 class Course:
     """An nbgrader course folder: ``nbgrader_config.py``, ``source/``, ``release/``, ``submitted/``, ...
 
+    The one place its layout is written down (as nbgrader's ``CourseDirectory.format_path`` does for
+    nbgrader): every path of the course, and its gradebook's URL, is a method or property here.
+
     Parameters
     ----------
     root : Path
         The folder; created if missing.
     """
 
+    CONFIG = "nbgrader_config.py"
+    GRADEBOOK = "gradebook.db"
+
     def __init__(self, root: Path):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
+
+    # --- the layout ---------------------------------------------------------------------------------
+
+    @property
+    def config_file(self) -> Path:
+        return self.root / self.CONFIG
+
+    @property
+    def gradebook(self) -> Path:
+        return self.root / self.GRADEBOOK
+
+    @property
+    def gradebook_url(self) -> str:
+        """The SQLAlchemy URL nbgrader's ``Gradebook`` opens."""
+        return f"sqlite:///{self.gradebook}"
+
+    def source(self, assignment: str = "") -> Path:
+        """``source/<assignment>``: the instructor's notebooks (the reference solutions)."""
+        return self.root / "source" / assignment
+
+    def release(self, assignment: str = "") -> Path:
+        return self.root / "release" / assignment
+
+    def submitted(self, student: str = "", assignment: str = "") -> Path:
+        return self.root / "submitted" / student / assignment
+
+    def autograded(self, student: str = "", assignment: str = "") -> Path:
+        return self.root / "autograded" / student / assignment
+
+    def feedback(self, student: str = "", assignment: str = "") -> Path:
+        return self.root / "feedback" / student / assignment
+
+    @property
+    def grading_logs(self) -> Path:
+        """``autograded/grading_logs``: the workers' logs and the log of each submission not graded ``ok``."""
+        return self.autograded() / "grading_logs"
+
+    @property
+    def outcomes_file(self) -> Path:
+        """``autograded/grading_outcomes.csv``: one outcome per graded submission."""
+        return self.autograded() / "grading_outcomes.csv"
+
+    def similarity_report(self, assignment: str) -> Path:
+        return self.root / "similarity" / f"{assignment}.html"
+
+    def assignments(self) -> list[str]:
+        """The assignments of ``source/`` (folders holding a notebook), sorted."""
+        return assignments_in(self.source()) if self.source().is_dir() else []
+
+    def config(self):
+        """The course's nbgrader configuration (``nbgrader_config.py``, read as nbgrader reads it), rooted here."""
+        from traitlets.config.loader import PyFileConfigLoader
+
+        config = PyFileConfigLoader(self.CONFIG, path=str(self.root)).load_config()
+        config.CourseDirectory.root = str(self.root)
+        return config
+
+    # --- nbgrader commands ----------------------------------------------------------------------------
 
     @classmethod
     def from_repo(cls, root: Path, assignments: list[str] | None = None, repo: Path = REPO_ROOT) -> Course:
         """A fresh course at ``root`` holding the repo's config and the given source assignments."""
         course = cls(root)
-        shutil.copy2(repo / "nbgrader_config.py", course.root / "nbgrader_config.py")
-        for name in assignments if assignments is not None else assignments_in(repo / "source"):
-            shutil.copytree(repo / "source" / name, course.root / "source" / name)
+        shutil.copy2(repo / cls.CONFIG, course.config_file)
+        for name in assignments if assignments is not None else assignments_in(Path(repo) / "source"):
+            shutil.copytree(Path(repo) / "source" / name, course.source(name))
         return course
 
     def nbgrader(self, *args: str, check: bool = True, timeout: float | None = 1800) -> subprocess.CompletedProcess:
@@ -91,7 +155,7 @@ class Course:
     def generate_assignment(self, assignment: str) -> Path:
         """Run ``nbgrader generate_assignment`` and return the release folder."""
         self.nbgrader("generate_assignment", assignment, "--force")
-        return self.root / "release" / assignment
+        return self.release(assignment)
 
     def generate_assignments(self) -> list[Path]:
         """Release every assignment of ``source/`` in one ``nbgrader generate_assignment`` run; return the folders.
@@ -99,11 +163,11 @@ class Course:
         One process instead of one per assignment: nbgrader takes seconds to start.
         """
         self.nbgrader("generate_assignment", "*", "--force")
-        return [self.root / "release" / name for name in assignments_in(self.root / "source")]
+        return [self.release(name) for name in self.assignments()]
 
     def submit(self, assignment: str, student: str, notebooks: list[Path]) -> Path:
         """Place notebooks where ``nbgrader autograde`` expects a student's submission."""
-        folder = self.root / "submitted" / student / assignment
+        folder = self.submitted(student, assignment)
         folder.mkdir(parents=True, exist_ok=True)
         for notebook in notebooks:
             shutil.copy2(notebook, folder / Path(notebook).name)
@@ -121,7 +185,7 @@ class Course:
         from nbgrader.api import Gradebook
 
         result: dict[str, list[CellGrade]] = {}
-        with Gradebook(f"sqlite:///{self.root / 'gradebook.db'}") as gradebook:
+        with Gradebook(self.gradebook_url) as gradebook:
             submission = gradebook.find_submission(assignment, student)
             for notebook in submission.notebooks:
                 result[notebook.name] = [

@@ -8,8 +8,8 @@ Instructor commands, run in the course folder (the one holding ``nbgrader_config
     python -m dpgrader.classroom mistakes   # what the class got wrong (also written after grade)
 
 ``grade`` finds every ``submitted/<student>/<assignment>/``, autogrades each one in its
-own private scratch course folder on a pool of worker processes (:mod:`dpgrader.pool`,
-:mod:`dpgrader.worker`), every kernel in the bubblewrap sandbox
+own private scratch course folder on a pool of worker processes (:mod:`dpgrader.grading.pool`,
+:mod:`dpgrader.grading.worker`), every kernel in the bubblewrap sandbox
 (:mod:`dpgrader.sandbox`: the kernel sees its own copy of the submission and the
 libraries, nothing else), and merges the results into the course's ``gradebook.db`` from
 this one process. Each submission ends with an :class:`~dpgrader.outcomes.Outcome`
@@ -31,17 +31,17 @@ names below are re-exported here.
 """
 
 from dpgrader.classroom.cli import main
-from dpgrader.classroom.export import GRADE_FIELDS, export_grades, regenerate_feedback, summarize
-from dpgrader.classroom.grade import PATTERN_CHARACTERS, add_copy_flags, ensure_assignments, find_submissions, grade_class
-from dpgrader.classroom.merge import merge
+from dpgrader.grading.export import GRADE_FIELDS, export_grades, regenerate_feedback, summarize
+from dpgrader.grading.run import PATTERN_CHARACTERS, add_copy_flags, ensure_assignments, find_submissions, grade_class
+from dpgrader.grading.merge import merge
 from dpgrader.classroom.mistakes import ClassMistakes, Mistake, WrittenAnswer, class_mistakes, summarize_mistakes
 from dpgrader.classroom.mistakes_page import mistakes_html, write_mistakes
-from dpgrader.outcomes import OUTCOMES_FILE, UNGRADED, Outcome, Status, read_outcomes, write_outcomes
+from dpgrader.outcomes import UNGRADED, Outcome, Status, read_outcomes, write_outcomes
 from dpgrader.review import comment_in_gradebook, review_flags
 
 __all__ = [
     "grade_class", "export_grades", "regenerate_feedback", "summarize", "main", "find_submissions",
-    "ensure_assignments", "add_copy_flags", "merge", "GRADE_FIELDS", "PATTERN_CHARACTERS", "OUTCOMES_FILE",
+    "ensure_assignments", "add_copy_flags", "merge", "GRADE_FIELDS", "PATTERN_CHARACTERS",
     "UNGRADED", "Outcome", "Status", "read_outcomes", "write_outcomes", "comment_in_gradebook", "review_flags",
     "ClassMistakes", "Mistake", "WrittenAnswer", "class_mistakes", "summarize_mistakes", "mistakes_html", "write_mistakes",
 ]

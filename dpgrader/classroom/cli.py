@@ -10,12 +10,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from dpgrader.classroom.export import export_grades, regenerate_feedback, summarize
-from dpgrader.classroom.grade import grade_class
+from dpgrader.grading.export import export_grades, regenerate_feedback, summarize
+from dpgrader.grading.limits import describe, parse_override
+from dpgrader.grading.run import grade_class
 from dpgrader.classroom.mistakes import summarize_mistakes
 from dpgrader.classroom.mistakes_page import write_mistakes
-from dpgrader.classroom.preflight import PreflightFailed
-from dpgrader.outcomes import OUTCOMES_FILE, UNGRADED
+from dpgrader.grading.preflight import PreflightFailed
+from dpgrader.course import Course
+from dpgrader.outcomes import UNGRADED
 from dpgrader.safe_output import terminal_text
 from dpgrader.sandbox import KernelPackagesMissing, SandboxUnavailable
 
@@ -24,6 +26,14 @@ def say(*parts: object, file=None) -> None:
     """Print to the instructor's terminal: text from submissions (ids, flags, messages, file names, errors) holds
     no control character the terminal would obey (:func:`dpgrader.safe_output.terminal_text`)."""
     print(terminal_text(" ".join(str(part) for part in parts)), file=file or sys.stdout)
+
+
+def limit_override(text: str) -> tuple[str, float]:
+    """``--limit NAME=VALUE`` read (argparse shows the ``ValueError``'s message as the usage error)."""
+    try:
+        return parse_override(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,10 +45,16 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--student", action="append", help="only this student (repeatable)")
     grade.add_argument("--workers", type=int, default=None, help="worker processes (default: number of cores)")
     grade.add_argument("--no-feedback", action="store_true", help="skip feedback generation")
-    grade.add_argument("--submission-timeout", type=float, default=1800.0, help="seconds per submission (default 1800)")
+    grade.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE", type=limit_override,
+                       help="change one grading limit for this run (repeatable); the limits, their defaults and "
+                            "meaning: " + "; ".join(f"{name} ({default})" for name, default, _ in describe())
+                            + ". Set them for the course with c.GradingLimits.<name> in nbgrader_config.py")
+    grade.add_argument("--submission-timeout", type=float, default=None,
+                       help="seconds per submission: the same as --limit submission_seconds=...")
     grade.add_argument("--csv", type=Path, default=None, help="grades CSV (default: <course>/grades.csv)")
-    grade.add_argument("--time-budget-factor", type=float, default=10.0,
-                       help="each notebook's cells may run this many times as long as the reference solution's (default 10)")
+    grade.add_argument("--time-budget-factor", type=float, default=None,
+                       help="each notebook's cells may run this many times as long as the reference solution's: "
+                            "the same as --limit time_budget_factor=...")
     grade.add_argument("--no-sandbox", action="store_true",
                        help="grade without the bubblewrap sandbox (unsafe; marked sandboxed=False in grades.csv)")
     export = commands.add_parser("export", help="write grades.csv from the gradebook")
@@ -52,18 +68,21 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.command == "grade":
+        limits = dict(args.limit)
+        for name, value in (("submission_seconds", args.submission_timeout), ("time_budget_factor", args.time_budget_factor)):
+            if value is not None:
+                limits[name] = value
         try:
             outcomes = grade_class(
                 args.course, args.assignment, args.student, workers=args.workers, feedback=not args.no_feedback,
-                submission_timeout=args.submission_timeout, csv_path=args.csv, sandboxed=not args.no_sandbox,
-                time_budget_factor=args.time_budget_factor,
+                limits=limits, csv_path=args.csv, sandboxed=not args.no_sandbox,
             )
-        except (PreflightFailed, SandboxUnavailable, KernelPackagesMissing) as error:
+        except (PreflightFailed, SandboxUnavailable, KernelPackagesMissing, ValueError) as error:
             say(f"error: {error}", file=sys.stderr)
             return 2
         say(summarize(export_grades(args.course)))
         grades = args.csv or args.course / "grades.csv"
-        say(f"\ngrades: {grades}; outcomes: {args.course / OUTCOMES_FILE}")
+        say(f"\ngrades: {grades}; outcomes: {Course(args.course).outcomes_file}")
         reported = report_mistakes(args.course, args.assignment, Path(grades).parent / "mistakes")
         ungraded = [o for o in outcomes if o.status in UNGRADED]
         if ungraded:  # fail closed: a submission the grader could not grade is not a quiet success

@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dpgrader.outcomes import UNGRADED, ZERO, Status, read_outcomes
+from dpgrader.outcomes import UNGRADED, ZERO, RowLabel, read_outcomes
 from dpgrader.review.cells import visible_part
 
 NOT_RUN = (*UNGRADED, *ZERO)  # grades unknown (error, killed) or nothing ran (missing, unreadable, ...)
@@ -210,7 +210,7 @@ def class_mistakes(root: Path, assignment: str) -> ClassMistakes:
         for submission in sorted(found.submissions, key=lambda s: s.student.id):
             student = submission.student.id
             outcome = outcomes.get((student, assignment))
-            status = Status(outcome.status) if outcome else Status.GRADED_BY_NBGRADER
+            status = outcome.status if outcome else RowLabel.GRADED_BY_NBGRADER
             graded_points = float(submission.max_score) - _pending_points(submission)
             if status not in UNGRADED and graded_points > 0:
                 score = submission.score - (submission.late_submission_penalty or 0.0)

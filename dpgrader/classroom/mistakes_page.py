@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from dpgrader.classroom.mistakes import ClassMistakes, Mistake, class_mistakes, graded_assignments
-from dpgrader.mathml import text_to_html
+from dpgrader.preprocessors.mathml import text_to_html
 from dpgrader.safe_output import write_csv
 
 # The page runs no script and loads nothing: its figures are data: URIs, its style inline.

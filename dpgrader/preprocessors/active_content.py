@@ -42,9 +42,9 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat.notebooknode import NotebookNode
 from traitlets import default
 
-from dpgrader.mathml import markdown_math_to_mathml
+from dpgrader.preprocessors.mathml import markdown_math_to_mathml
 
-# MathML Core, as latex2mathml writes it (dpgrader/mathml.py).
+# MathML Core, as latex2mathml writes it (dpgrader/preprocessors/mathml.py).
 MATHML_ATTRIBUTES = {
     "math": {"display", "alttext", "xmlns"},
     "mo": {"stretchy", "fence", "separator", "lspace", "rspace", "form", "largeop", "movablelimits",

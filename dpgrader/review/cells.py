@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import ast
 
-from dpgrader.intake import read_notebook
+from dpgrader.grading.intake import read_notebook
 
 
 def _read(notebook) -> dict:
-    """The notebook as nbgrader grades it (:func:`dpgrader.intake.read_notebook`), from a path, a dict or a node.
+    """The notebook as nbgrader grades it (:func:`dpgrader.grading.intake.read_notebook`), from a path, a dict or a node.
 
-    Raises :class:`~dpgrader.intake.UnreadableNotebook` (a ``ValueError``) if nbformat cannot read it.
+    Raises :class:`~dpgrader.grading.intake.UnreadableNotebook` (a ``ValueError``) if nbformat cannot read it.
     """
     return read_notebook(notebook)
 

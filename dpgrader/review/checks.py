@@ -38,7 +38,7 @@ class _Checker(_Resolver):
 
     # -- flags --
     def flag(self, node: ast.AST, kind: str, reason: str) -> None:
-        self.flags.append(Flag(self.cell, getattr(node, "lineno", 0), kind, reason))
+        self.flags.append(Flag(kind, reason, self.cell, max(1, getattr(node, "lineno", 1))))
 
     def check_path(self, node: ast.AST, path: str, store: bool = False) -> None:
         """Flags for a use of the object at ``path`` (``sys._getframe``, ``numpy.save``, ``dplib.testing``)."""

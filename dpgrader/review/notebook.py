@@ -5,7 +5,6 @@ from __future__ import annotations
 from dpgrader.review.cells import _instructor_code, _parse, _read, student_cells
 from dpgrader.review.reviewer import _Reviewer
 from dpgrader.review.rules import Flag
-from dpgrader.safe_output import flag_text
 
 
 def review_notebook(notebook, instructor=None) -> tuple[Flag, ...]:
@@ -47,15 +46,15 @@ def unfinished(cell: str, error: BaseException) -> Flag:
     """The flag of a cell the review could not finish: which error stopped it, and that a person must read it."""
     message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
     message = message if len(message) <= 160 else message[:157] + "..."
-    return Flag(cell, 1, "review", f"could not finish ({message}): a person must read this cell")
+    return Flag("review", f"could not finish ({message}): a person must read this cell", cell, 1)
 
 
-def review_flags(notebook_path, instructor=None) -> tuple[str, ...]:
-    """The review flags of a notebook as ``"kind: reason (cell, line n)"`` strings.
+def review_flags(notebook_path, instructor=None) -> tuple[Flag, ...]:
+    """The review flags of a notebook, each once.
 
-    The strings go to ``grades.csv``, the class summary and formgrader, as
-    :func:`dpgrader.safe_output.flag_text` makes them (one line, control characters escaped).
-    A notebook nbformat cannot read (:func:`dpgrader.intake.read_notebook`) gives ``()``: the
+    ``str(flag)`` is what ``grades.csv``, the class summary and formgrader show
+    (``"kind: reason (cell, line n)"``, one line, control characters escaped).
+    A notebook nbformat cannot read (:func:`dpgrader.grading.intake.read_notebook`) gives ``()``: the
     grader reports it as unreadable. A review that fails for any
     other reason gives one ``"review: could not finish (...)"`` flag: a person must read
     the notebook (fail closed).
@@ -68,15 +67,18 @@ def review_flags(notebook_path, instructor=None) -> tuple[str, ...]:
         flags = review_notebook(notebook, instructor)
     except Exception as error:  # noqa: BLE001 -- turned into a flag, never dropped (fail closed)
         message = str(unfinished("", error).reason).replace("this cell", "this notebook")
-        return (flag_text(f"review: {message}"),)
-    return tuple(dict.fromkeys(flag_text(flag) for flag in flags))
+        return (Flag("review", message),)
+    return tuple(dict.fromkeys(flags))
 
 
 REVIEW_HEADING = "**Automatic review** (for the instructor to check; not a grade):"
 
 
-def comment_in_gradebook(gradebook, student: str, assignment: str, flags_by_notebook: dict[str, list[str]]) -> int:
+def comment_in_gradebook(gradebook, student: str, assignment: str, flags_by_notebook: dict[str, tuple[Flag, ...]]) -> int:
     """Show review flags in formgrader: flag the submitted notebook and comment on its first solution cell.
+
+    Formgrader's comment is a place a student may see (released feedback): each flag is shown
+    :meth:`~dpgrader.outcomes.Flag.anonymous`, naming no classmate.
 
     Each notebook with flags gets nbgrader's ``flagged`` mark (formgrader lists it) and an
     automatic comment on its first solution cell, starting with :data:`REVIEW_HEADING`
@@ -101,7 +103,7 @@ def comment_in_gradebook(gradebook, student: str, assignment: str, flags_by_note
             previous, _, listed = (comment.auto_comment or "").partition(REVIEW_HEADING)
             previous = previous.rstrip()
             known = [line[2:] for line in listed.split("\n") if line.startswith("- ")]
-            text = REVIEW_HEADING + "\n" + "\n".join(f"- {flag}" for flag in dict.fromkeys(known + list(flags)))
+            text = REVIEW_HEADING + "\n" + "\n".join(f"- {flag}" for flag in dict.fromkeys(known + [str(f.anonymous()) for f in flags]))
             comment.auto_comment = f"{previous}\n\n{text}".strip() if previous and previous != "No response." else text
         done += 1
     gradebook.db.commit()

@@ -8,7 +8,8 @@ file writers, test helper names, and :class:`Flag`, the result of the review.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from dpgrader.outcomes import Flag  # noqa: F401 -- the value a review returns (re-exported by dpgrader.review)
 
 # --- what is suspicious -----------------------------------------------------------------------------
 
@@ -207,32 +208,4 @@ SENSITIVE_STRINGS = re.compile(
     r"dpgrader|linecache|__code__|__kwdefaults__|__defaults__|__globals__|__builtins__|"
     r"__subclasses__|gradebook|BEGIN HIDDEN|kernel\.session"
 )
-
-
-# --- the result ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Flag:
-    """One construct worth a person's look.
-
-    Attributes
-    ----------
-    cell : str
-        The cell's nbgrader ``grade_id``, or ``"cell <n>"`` (0-based) for a cell without one.
-    line : int
-        Line in the cell (1-based).
-    kind : str
-        A short category (``"dynamic code"``, ``"introspection"``, ``"dunder access"``, ...).
-    reason : str
-        What the code does and why it matters, in a sentence.
-    """
-
-    cell: str
-    line: int
-    kind: str
-    reason: str
-
-    def __str__(self) -> str:
-        return f"{self.kind}: {self.reason} ({self.cell}, line {self.line})"
 

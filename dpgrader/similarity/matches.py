@@ -13,7 +13,7 @@ from itertools import combinations
 from pathlib import Path
 
 from dpgrader.review.cells import _parse, _read, student_cells
-from dpgrader.safe_output import flag_text
+from dpgrader.outcomes import Flag
 from dpgrader.similarity.fingerprints import (
     cell_fingerprints,
     containment,
@@ -180,17 +180,24 @@ class Match:
     other_code: str
     kind: str = CLASSMATE
 
-    def flag(self, earlier: bool = False) -> str:
-        """The review flag of ``student`` (``"kind: reason"``); ``earlier``: the other handed in first."""
+    def flag(self, earlier: bool = False) -> Flag:
+        """The review flag of ``student``; ``earlier``: the other handed in first.
+
+        A classmate's name is in :attr:`~dpgrader.outcomes.Flag.reason` (the instructor's view), never in
+        its :attr:`~dpgrader.outcomes.Flag.anonymous_reason` (formgrader's comment, which a student may see).
+        """
+        similarity = f"(similarity {self.score:.2f})"
         if self.kind == DPLIB:
-            return f"copy: {self.grade_id} matches dplib's implementation {self.other} (similarity {self.score:.2f})"
+            return Flag("copy", f"{self.grade_id} matches dplib's implementation {self.other} {similarity}", self.grade_id)
         if self.kind == REFERENCE:
-            return f"copy: {self.grade_id} matches the instructor's reference solution (similarity {self.score:.2f})"
+            return Flag("copy", f"{self.grade_id} matches the instructor's reference solution {similarity}", self.grade_id)
         if self.kind == UNCHECKED:
-            return (f"copy check: could not compare {self.grade_id or 'this notebook'} ({self.other}): a person must "
-                    "compare it")
-        what = "the earlier submission of" if earlier else "the submission of"
-        return f"copy: {self.grade_id} matches {what} {self.other} (similarity {self.score:.2f})"
+            return Flag("copy check", f"could not compare {self.grade_id or 'this notebook'} ({self.other}): a person "
+                                      "must compare it", self.grade_id)
+        named = "the earlier submission of" if earlier else "the submission of"
+        unnamed = "an earlier submission" if earlier else "another submission"
+        return Flag("copy", f"{self.grade_id} matches {named} {self.other} {similarity}", self.grade_id,
+                    anonymous_reason=f"{self.grade_id} matches {unnamed} {similarity}")
 
 
 def _unchecked(assignment: str, grade_id: str, student: str, error: BaseException, code: str = "") -> Match:
@@ -342,7 +349,7 @@ def _common_source(a: frozenset, b: frozenset, reference: frozenset, library: fr
 def course_matches(root: Path, assignment: str, **kwargs) -> list[Match]:
     """:func:`find_matches` over every ``submitted/<student>/<assignment>/*.ipynb`` of a course folder.
 
-    A notebook nbformat cannot read (:func:`dpgrader.intake.read_notebook`) is left out: the grader
+    A notebook nbformat cannot read (:func:`dpgrader.grading.intake.read_notebook`) is left out: the grader
     reports it as unreadable. Every other one is compared as nbgrader grades it (format 4).
     """
     root = Path(root)
@@ -372,7 +379,7 @@ def submission_times(root: Path, assignment: str) -> dict[str, datetime]:
     return times
 
 
-def copy_flags(matches: list[Match], submitted_at: dict[str, datetime] | None = None) -> dict[tuple[str, str], tuple[str, ...]]:
+def copy_flags(matches: list[Match], submitted_at: dict[str, datetime] | None = None) -> dict[tuple[str, str], tuple[Flag, ...]]:
     """``(student, assignment) -> review flags`` of the students in ``matches``.
 
     A pair of classmates flags only the one who handed in later when ``submitted_at`` (see
@@ -380,13 +387,12 @@ def copy_flags(matches: list[Match], submitted_at: dict[str, datetime] | None = 
     submission that could not be compared, always flag the student.
     """
     times = submitted_at or {}
-    flags: dict[tuple[str, str], list[str]] = {}
+    flags: dict[tuple[str, str], list[Flag]] = {}
     for match in matches:
         first = _handed_in_first(match.student, match.other, times) if match.kind == CLASSMATE else None
         if first == match.student:
             continue  # handed in first: likely the source; the pair is in the report
-        flag = flag_text(match.flag(earlier=first == match.other))  # one line, no ";" (grades.csv joins with "; ")
-        flags.setdefault((match.student, match.assignment), []).append(flag)
+        flags.setdefault((match.student, match.assignment), []).append(match.flag(earlier=first == match.other))
     return {key: tuple(dict.fromkeys(value)) for key, value in flags.items()}
 
 

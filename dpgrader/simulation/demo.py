@@ -64,7 +64,7 @@ def build_class(target: Path, n_students: int = 30, assignments: list[str] | Non
             folder.mkdir(parents=True, exist_ok=True)
             (folder / release.name).write_text(text)
             (folder / "timestamp.txt").write_text(format_timestamp(submitted_at))
-    from dpgrader.copying import copy_submissions
+    from dpgrader.simulation.copying import copy_submissions
 
     copy_submissions(course.root, kinds, texts, np.random.default_rng(seed + 2))
     return course, kinds

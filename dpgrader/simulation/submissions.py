@@ -11,12 +11,12 @@ from pathlib import Path
 import nbformat
 import numpy as np
 
-from dpgrader.copying import COPIERS, ENDINGS, honest_answer
-from dpgrader.hostile import ATTACKS
+from dpgrader.simulation.copying import COPIERS, ENDINGS, honest_answer
+from dpgrader.simulation.hostile import ATTACKS
 
 # kind -> (share of submissions, what it is)
 KINDS = {
-    "correct": (0.34, "a correct answer written their own way (the reference rewritten, dpgrader.copying.own_way)"),
+    "correct": (0.34, "a correct answer written their own way (the reference rewritten, dpgrader.simulation.copying.own_way)"),
     "partial": (0.22, "about half of the exercises solved"),
     "empty": (0.05, "the untouched release"),
     "wrong": (0.07, "every function returns 0"),
@@ -28,7 +28,7 @@ KINDS = {
     "infinite_loop": (0.03, "correct, with an infinite loop after one definition"),
     "kernel_dies": (0.03, "correct until an os._exit halfway"),
     "corrupted": (0.03, "a truncated .ipynb file"),
-    "hostile": (0.06, "the untouched release plus one attack of dpgrader.hostile (sandboxed: earns 0)"),
+    "hostile": (0.06, "the untouched release plus one attack of dpgrader.simulation.hostile (sandboxed: earns 0)"),
     "missing": (0.05, "nothing submitted"),
     # copy detection (dpgrader.similarity, demo/similarity/<assignment>.html)
     "copies_classmate": (0.03, "a classmate's answers, renamed, reformatted and padded with unused statements"),
@@ -126,7 +126,7 @@ def make_submission(kind: str, release: Path, source: Path, rng: np.random.Gener
     if kind == "partial":
         solve = set(rng.choice(len(code_solutions), size=max(1, len(code_solutions) // 2), replace=False).tolist())
     if kind in COPIERS:
-        kind = "correct"  # rewritten by dpgrader.copying.copy_submissions once the whole class exists
+        kind = "correct"  # rewritten by dpgrader.simulation.copying.copy_submissions once the whole class exists
     for index, cell in enumerate(code_solutions):
         answer = _solution_code(reference[_grade_id(cell)])
         if kind in ("wrong", "monkeypatch"):

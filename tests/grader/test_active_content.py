@@ -21,7 +21,7 @@ from nbconvert.exporters import HTMLExporter
 from nbconvert.filters.markdown_mistune import InvalidNotebook
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
 
-from dpgrader.mathml import latex_to_mathml
+from dpgrader.preprocessors.mathml import latex_to_mathml
 from dpgrader.preprocessors import HideHiddenTests, NeutralizeActiveContent, clean_html, quotes_secret, student_frames
 from dpgrader.preprocessors.active_content import markdown_to_safe_html, safe_output
 

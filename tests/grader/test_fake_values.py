@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from dpgrader.course import REPO_ROOT
-from dpgrader.hostile import ATTACKS, frame_quoting_solution
+from dpgrader.simulation.hostile import ATTACKS, frame_quoting_solution
 from dpgrader.review import review_notebook
 from dpgrader.review import reviewer as reviewer_module
 from dpgrader.review.rules import FAKE_VALUE_METHODS, HONEST_METHODS
@@ -180,7 +180,7 @@ def _hostile_cases() -> dict[str, tuple]:
 
 
 def test_every_hostile_case_flagged_before_is_flagged_now(monkeypatch):
-    """The demo's attacks (dpgrader.hostile) and every variant of tests/variant_cases that names a method whose
+    """The demo's attacks (dpgrader.simulation.hostile) and every variant of tests/variant_cases that names a method whose
     treatment changed, reviewed with the methods flagged before issue 29 and with FAKE_VALUE_METHODS: the same
     submissions are flagged, and each "fake value" flag of before is still a "fake value" flag."""
     changed = BEFORE ^ FAKE_VALUE_METHODS  # the review of code naming none of these is the same as before

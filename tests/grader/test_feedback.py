@@ -14,6 +14,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from dpgrader import Course, notebooks_of
+from dpgrader.outcomes import Flag
 from dpgrader.course import REPO_ROOT
 from dpgrader.review import comment_in_gradebook
 
@@ -94,7 +95,7 @@ def feedback(tmp_path_factory):
         nbformat.write(notebook, str(folder / SOURCE.name))
     course.autograde(ASSIGNMENT)
     with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:  # as the class grader does
-        comment_in_gradebook(gradebook, "reference", ASSIGNMENT, {SOURCE.stem: [REVIEW_FLAG]})
+        comment_in_gradebook(gradebook, "reference", ASSIGNMENT, {SOURCE.stem: [Flag.from_text(REVIEW_FLAG)]})
     course.nbgrader("generate_feedback", ASSIGNMENT, "--force")
     pages = {
         student: (course.root / "feedback" / student / ASSIGNMENT / f"{SOURCE.stem}.html").read_text()

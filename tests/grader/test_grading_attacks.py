@@ -1,7 +1,7 @@
 """Hostile students against the real grading pipeline, sandbox on: every attack class of issue 11.
 
 One course (01_definition), one class graded in one run of ``grade_class`` on two workers:
-two honest students, and one attacker per entry of :data:`dpgrader.hostile.ATTACKS`
+two honest students, and one attacker per entry of :data:`dpgrader.simulation.hostile.ATTACKS`
 (each an untouched release plus one hostile cell, so she earns nothing honestly), plus
 the channel attacks (a symlinked notebook, a symlinked student folder, student ids with
 glob and shell characters). Asserted for the whole class at once:
@@ -34,9 +34,9 @@ from helpers.checks import autograded_points
 
 from dpgrader import Course, notebooks_of
 from dpgrader.classroom import grade_class
-from dpgrader.copying import own_way
+from dpgrader.simulation.copying import own_way
 from dpgrader.course import REPO_ROOT
-from dpgrader.hostile import ATTACKS, frame_quoting_solution
+from dpgrader.simulation.hostile import ATTACKS, frame_quoting_solution
 from dpgrader.outcomes import Status
 from dpgrader.preprocessors import secret_lines
 from dpgrader.sandbox import bwrap_problem, kernel_packages
@@ -281,7 +281,7 @@ def attacked(tmp_path_factory):
     os.environ["HOME"] = str(home)
     try:
         # the slow_cells attacker sleeps 55 s in each of three cells (under the 60 s cell limit): the budget stops her
-        outcomes = grade_class(course.root, workers=2, progress=False, time_budget_factor=3)
+        outcomes = grade_class(course.root, workers=2, progress=False, limits={"time_budget_factor": 3})
     finally:
         os.environ["HOME"] = old_home or ""
     after = {name: digest() for name, digest in protected.items()}
@@ -313,7 +313,7 @@ def test_a_trick_earns_nothing_or_is_flagged_with_the_reason(attacked, student):
     if at_most is not None:
         assert _score(course, student) <= at_most, (student, course.grades(ASSIGNMENT, student))
     if reason is not None:
-        assert any(reason in flag for flag in outcome.flags), outcome.flags
+        assert any(reason in str(flag) for flag in outcome.flags), outcome.flags
 
 
 def test_honest_magics_keep_full_marks_and_raise_no_flag(attacked):

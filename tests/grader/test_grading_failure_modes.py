@@ -304,7 +304,7 @@ def test_monkeypatching_does_not_make_a_wrong_answer_pass(graded, student, zero)
 @pytest.mark.pipeline
 def test_delegating_to_dplib_earns_nothing(graded):
     assert_scores(graded, "delegates_to_dplib", zero=list(POINTS))
-    assert any(f.startswith("delegates to dplib: uniqueness is dplib's own") for f in graded[1]["delegates_to_dplib"].flags)
+    assert any(str(f).startswith("delegates to dplib: uniqueness is dplib's own") for f in graded[1]["delegates_to_dplib"].flags)
 
 
 @pytest.mark.pipeline

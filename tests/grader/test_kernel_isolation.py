@@ -26,7 +26,7 @@ from nbclient import NotebookClient
 
 from dpgrader import Course, notebooks_of, sandbox
 from dpgrader.classroom import grade_class, read_outcomes
-from dpgrader.classroom.preflight import PreflightFailed
+from dpgrader.grading.preflight import PreflightFailed
 from dpgrader.course import REPO_ROOT, nbgrader_env
 from dpgrader.outcomes import Status
 from helpers.checks import autograded_points
@@ -250,7 +250,7 @@ def test_a_starving_attacker_changes_nothing_of_a_classmate_graded_beside_her_no
     starvation count: without the CPU cap, her cells got a few percent of the machine."""
     course = _course(tmp_path / "course", {"attacker": _attacker(), "classmate": _reference()})
     outcomes = {o.student: o for o in grade_class(course.root, workers=2, feedback=False, progress=False,
-                                                  time_budget_factor=2)}
+                                                  limits={"time_budget_factor": 2})}
     classmate = outcomes["classmate"]
     assert (classmate.status, classmate.score, classmate.message) == (Status.OK, FULL_MARKS, ""), classmate
     logs = sorted((course.root / "autograded" / "grading_logs").glob("worker-*.log"))

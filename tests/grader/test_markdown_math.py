@@ -1,9 +1,9 @@
 """Every formula of the course renders: no raw ``$`` left in any Markdown cell of a source notebook, as feedback shows it.
 
 Feedback and formgrader pages show a Markdown cell after
-:class:`~dpgrader.preprocessors.NeutralizeActiveContent` (math to MathML with :mod:`dpgrader.mathml`, then
-nbconvert's Markdown renderer, then nh3) and :class:`~dpgrader.mathml.MathMLPreprocessor`; the misconception
-report shows a written answer's question through :func:`dpgrader.mathml.text_to_html`. A ``$`` (or ``\\(``,
+:class:`~dpgrader.preprocessors.NeutralizeActiveContent` (math to MathML with :mod:`dpgrader.preprocessors.mathml`, then
+nbconvert's Markdown renderer, then nh3) and :class:`~dpgrader.preprocessors.mathml.MathMLPreprocessor`; the misconception
+report shows a written answer's question through :func:`dpgrader.preprocessors.mathml.text_to_html`. A ``$`` (or ``\\(``,
 ``\\[``) left in the visible text outside code is a formula the student sees as raw LaTeX.
 """
 
@@ -18,7 +18,7 @@ from nbformat.v4 import new_notebook
 
 from dpgrader.classroom.mistakes import cell_lines
 from dpgrader.course import REPO_ROOT
-from dpgrader.mathml import MathMLPreprocessor, text_to_html
+from dpgrader.preprocessors.mathml import MathMLPreprocessor, text_to_html
 from dpgrader.preprocessors import NeutralizeActiveContent
 
 SOURCES = sorted((REPO_ROOT / "source").glob("*/*.ipynb"))

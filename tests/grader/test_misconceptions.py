@@ -34,6 +34,7 @@ from dpgrader.classroom import (
 from dpgrader.classroom.mistakes import cell_lines, most_common, visible_part
 from dpgrader.classroom.mistakes_page import check_no_hidden_code, label_shares, report_rows
 from dpgrader.course import REPO_ROOT
+from dpgrader.grading.task import GradingResult
 from dpgrader.outcomes import Outcome, Status, write_outcomes
 from helpers.checks import autograded_points
 
@@ -222,8 +223,8 @@ def graded(tmp_path_factory):
     # fay: a submission the grader could not grade (as grade_class records it): grades unknown
     from nbgrader.api import Gradebook
 
-    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
-        merge(gradebook, {"student": "fay", "assignment": ASSIGNMENT, "status": Status.ERROR})
+    with Gradebook(course.gradebook_url) as gradebook:
+        merge(gradebook, "fay", ASSIGNMENT, GradingResult("t", Status.ERROR))
     write_outcomes(course.root, [Outcome("fay", ASSIGNMENT, Status.ERROR, "nbgrader failed")])
     return course
 

@@ -9,6 +9,7 @@ line which cell failed with which error. The command line exits non-zero with th
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 import sys
 
 import nbformat
@@ -17,7 +18,9 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from dpgrader import Course, notebooks_of
 from dpgrader.classroom import grade_class
-from dpgrader.classroom.preflight import PreflightFailed, preflight_problem, time_budget
+from dpgrader.grading.limits import GradingLimits
+from dpgrader.grading.preflight import PreflightFailed, preflight_problem
+from dpgrader.grading.task import CellScore, GradingResult, GradingTask, NotebookResult
 from dpgrader.course import REPO_ROOT, nbgrader_env
 from dpgrader.outcomes import Status, take_notes
 from dpgrader.preprocessors import GuardedExecute
@@ -113,13 +116,17 @@ def test_the_guard_failing_in_one_notebook_makes_it_an_error_and_runs_nothing(mo
     assert graded.outputs[0]["ename"] == "CellNotRun" and "guard could not be installed" in graded.outputs[0]["evalue"]
 
 
+def _scored(points: dict[str, float]) -> GradingResult:
+    return GradingResult("t", Status.OK, notebooks={
+        SOURCE.stem: NotebookResult({g: CellScore(p, False) for g, p in points.items()})})
+
+
 def test_a_reference_that_earns_full_marks_passes_and_sets_the_budget(tmp_path):
     course = Course.from_repo(tmp_path / "course", [ASSIGNMENT])
-    points = {"test_uniqueness": 2.0}
-    task = {"assignment": ASSIGNMENT}
-    full = {"status": Status.OK, "grades": {SOURCE.stem: {g: [p, False] for g, p in points.items()}}}
-    assert preflight_problem(course.root, task, full) is not None  # the other tests' points are missing
+    task = GradingTask(course.root, ASSIGNMENT, "reference-preflight", tmp_path, tmp_path, tmp_path, "t", preflight=True)
+    assert preflight_problem(task, _scored({"test_uniqueness": 2.0})) is not None  # the other tests' points are missing
     from helpers.checks import autograded_points
-    every = {"status": Status.OK, "grades": {SOURCE.stem: {g: [p, False] for g, p in autograded_points(SOURCE).items()}}}
-    assert preflight_problem(course.root, task, every) is None
-    assert time_budget(2.0, 10) == 30.0 and time_budget(12.0, 10) == 120.0
+    assert preflight_problem(task, _scored(autograded_points(SOURCE))) is None
+    limits = GradingLimits(time_budget_factor=10, min_notebook_seconds=30)
+    assert limits.time_budget(2.0).notebook_seconds == 30.0 and limits.time_budget(12.0).notebook_seconds == 120.0
+    assert task.timeout == limits.preflight_seconds and replace(task, preflight=False).timeout == limits.submission_seconds

@@ -9,15 +9,16 @@ instructor's terminal raw (``ESC ]0;...BEL`` retitles the window, ``ESC [2J`` cl
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 
 import nbformat
 import pytest
 
 from dpgrader import Course, notebooks_of
 from dpgrader.classroom.cli import main
-from dpgrader.classroom.export import summarize
+from dpgrader.grading.export import summarize
 from dpgrader.course import REPO_ROOT
-from dpgrader.outcomes import Outcome, Status, read_outcomes, write_outcomes
+from dpgrader.outcomes import Flag, Outcome, Status, read_outcomes, write_outcomes
 from dpgrader.review import review_flags
 from dpgrader.safe_output import FORMULA_START, csv_field, flag_text, from_csv_field, one_line, terminal_text
 
@@ -63,20 +64,21 @@ def test_the_summary_holds_no_control_character_and_no_forged_line():
 
 def test_the_outcomes_file_neutralizes_formulas_and_reads_back_exactly(tmp_path):
     outcome = Outcome("=2+5", ASSIGNMENT, Status.UNREADABLE, '=HYPERLINK("x","y").ipynb is not a readable notebook',
-                      0.0, 14.0, 1.5, ("-x flag", "@y"), True, -1.5)
+                      0.0, 14.0, 1.5, (Flag.from_text("-x flag"), Flag("tampering", "@y", "cell 2", 3)), True, -1.5)
     write_outcomes(tmp_path, [outcome])
     with open(tmp_path / "autograded" / "grading_outcomes.csv", newline="") as handle:
         (row,) = list(csv.DictReader(handle))
-    assert row["student"] == "'=2+5" and row["message"].startswith("'=") and row["flags"] == "'-x flag; @y"
+    assert row["student"] == "'=2+5" and row["message"].startswith("'=") and row["flags"] == "'-x flag; tampering: @y (cell 2, line 3)"
     assert row["kernel_cpu"] == "-1.5"
-    assert read_outcomes(tmp_path) == {("=2+5", ASSIGNMENT): outcome}
+    (read,) = read_outcomes(tmp_path).values()
+    assert read == replace(outcome, flags=read.flags) and tuple(map(str, read.flags)) == tuple(map(str, outcome.flags))
 
 
 def test_a_review_flag_quoting_escape_sequences_is_one_escaped_line(tmp_path):
     notebook = nbformat.read(str(SOURCE), as_version=4)
     notebook.cells.insert(2, nbformat.v4.new_code_cell(f"!echo {TITLE}{CLEAR}; ls"))
     nbformat.write(notebook, str(tmp_path / "n.ipynb"))
-    (flag,) = review_flags(tmp_path / "n.ipynb", SOURCE)
+    (flag,) = map(str, review_flags(tmp_path / "n.ipynb", SOURCE))
     assert flag.startswith("process control: runs a shell command (!echo \\x1b]0,owned\\x07\\x1b[2J, ls)")
     assert not any(control in flag for control in CONTROLS) and ";" not in flag
 

@@ -221,12 +221,17 @@ def test_a_classmates_cell_renamed_reformatted_and_reordered_is_found():
     assert all(m.score >= THRESHOLD for m in pairs) and pairs[0].score > 0.9
     assert {m.student for m in matches if m.kind != CLASSMATE} == {"ada", "bo", "cy"}, "their other cells are it"
     assert {m.student for m in matches if m.grade_id == "laplace_mech_solution" and m.kind != CLASSMATE} == {"cy"}
-    assert copy_flags(pairs)[("bo", "02_laplace")] == (
-        f"copy: laplace_mech_solution matches the submission of ada (similarity {pairs[0].score:.2f})",)
+    (flag,) = copy_flags(pairs)[("bo", "02_laplace")]
+    assert str(flag) == f"copy: laplace_mech_solution matches the submission of ada (similarity {pairs[0].score:.2f})"
+    # formgrader's comment (a page a student may see) names no classmate
+    assert str(flag.anonymous()) == f"copy: laplace_mech_solution matches another submission (similarity {pairs[0].score:.2f})"
+    assert (flag.kind, flag.cell) == ("copy", "laplace_mech_solution")
     # with hand-in times only the later one is flagged; without them (or at the same time), both
     noon, later = datetime(2025, 3, 1, 12), datetime(2025, 3, 1, 14)
-    assert copy_flags(pairs, {"ada": noon, "bo": later}) == {("bo", "02_laplace"): (
+    flags = copy_flags(pairs, {"ada": noon, "bo": later})
+    assert {key: tuple(map(str, found)) for key, found in flags.items()} == {("bo", "02_laplace"): (
         f"copy: laplace_mech_solution matches the earlier submission of ada (similarity {pairs[0].score:.2f})",)}
+    assert "ada" not in str(flags["bo", "02_laplace"][0].anonymous())
     assert set(copy_flags(pairs, {"ada": later, "bo": noon})) == {("ada", "02_laplace")}
     assert set(copy_flags(pairs, {"ada": noon, "bo": noon})) == set(copy_flags(pairs, {"ada": noon})) == {
         ("ada", "02_laplace"), ("bo", "02_laplace")}
@@ -277,14 +282,14 @@ def test_pasting_dplibs_body_is_flagged_as_copying_dplib():
     (match,) = [m for m in find_matches(submissions, LAPLACE, "02_laplace") if m.kind == DPLIB]
     assert (match.student, match.other, match.grade_id) == ("dee", "dplib.laplace_mech", "laplace_mech_solution")
     assert match.score >= 0.9 and "_laplace_noise" in match.other_code
-    assert match.flag().startswith("copy: laplace_mech_solution matches dplib's implementation dplib.laplace_mech")
+    assert str(match.flag()).startswith("copy: laplace_mech_solution matches dplib's implementation dplib.laplace_mech")
 
 
 @pytest.mark.parametrize("how", ["helpers pasted as functions of their own", "helpers inlined"])
 def test_dplibs_implementation_is_found_whatever_its_helpers_are_called_or_wherever_they_are_inlined(how):
     """Issue 25: dplib's laplace_mech with its private helpers (_require_*, _laplace_noise, as_output) pasted in and
     renamed, with nothing imported from dplib: the review sees nothing, copy detection must."""
-    from dpgrader.copying import paste_dplib
+    from dpgrader.simulation.copying import paste_dplib
     from dpgrader.review import review_notebook
 
     code = paste_dplib(reference_code("laplace_mech_solution"), np.random.default_rng(0)) if how.startswith(
@@ -302,7 +307,7 @@ def test_dplibs_implementation_is_found_whatever_its_helpers_are_called_or_where
 
 def test_the_reference_solution_handed_in_is_reported_as_such_and_counted():
     """Issue 25: a leaked solution key, renamed, reordered and padded, and the key as it is, in the same class."""
-    from dpgrader.copying import disguise
+    from dpgrader.simulation.copying import disguise
     from dpgrader.similarity.report import reference_counts
 
     key = {g: disguise(c, np.random.default_rng(i)) for i, (g, c) in enumerate(solution_cells(LAPLACE).items())}
@@ -316,7 +321,7 @@ def test_the_reference_solution_handed_in_is_reported_as_such_and_counted():
         ("cy", "reference", "noisy_average_solution")}  # cy's other cells are the reference
     assert not of_kind(matches, CLASSMATE), "two copies of the reference are each reported as such, not as a pair"
     assert all(m.score == 1.0 for m in matches)
-    assert copy_flags(matches)[("ada", "02_laplace")] == tuple(
+    assert tuple(map(str, copy_flags(matches)[("ada", "02_laplace")])) == tuple(
         f"copy: {g} matches the instructor's reference solution (similarity 1.00)" for g in sorted(long))
     assert reference_counts(matches) == (3, {"laplace_mech_solution": 2, "noisy_average_solution": 3})
     page = report_html("02_laplace", matches, sizes=sizes)
@@ -413,10 +418,10 @@ def test_a_submission_that_cannot_be_compared_is_flagged_not_skipped():
     matches = [m for m in find_matches(submissions, LAPLACE, "02_laplace") if m.kind == UNCHECKED]
     assert {(m.student, m.grade_id) for m in matches} == {("deep", "laplace_mech_solution"), ("odd", "")}
     flags = copy_flags(matches)
-    assert flags["deep", "02_laplace"][0].startswith(
+    assert str(flags["deep", "02_laplace"][0]).startswith(
         "copy check: could not compare laplace_mech_solution (RecursionError: maximum recursion depth exceeded")
-    assert flags["odd", "02_laplace"][0].startswith("copy check: could not compare this notebook (")
-    assert all(f.endswith("a person must compare it") for found in flags.values() for f in found)
+    assert str(flags["odd", "02_laplace"][0]).startswith("copy check: could not compare this notebook (")
+    assert all(str(f).endswith("a person must compare it") for found in flags.values() for f in found)
     assert "2 submission cell(s) could not be compared" in report_html("02_laplace", matches)
 
 
@@ -438,14 +443,14 @@ def test_a_similarity_report_that_fails_flags_every_submission_of_the_assignment
         return tmp_path / "x.html", []
 
     monkeypatch.setattr(dpgrader.similarity, "write_report", fail)
-    flagged = {(o.student, o.assignment): (o.flags, o.score) for o in add_copy_flags(tmp_path, outcomes)}
+    flagged = {(o.student, o.assignment): (tuple(map(str, o.flags)), o.score) for o in add_copy_flags(tmp_path, outcomes)}
     expected = ("copy check: the similarity report of 02_laplace could not be made (MemoryError('no room')): a "
                 "person must compare these submissions",)
     assert flagged == {("ada", "02_laplace"): (expected, 1.0), ("bo", "02_laplace"): (expected, 1.0),
                        ("ada", "03_other"): ((), 1.0), ("bo", "03_other"): ((), 1.0)}
 
 
-# --- the demo's copiers (dpgrader.copying) ------------------------------------------------------------
+# --- the demo's copiers (dpgrader.simulation.copying) ------------------------------------------------------------
 
 COPIERS = ("copies_classmate", "copies_dplib", "leaked_key")
 
@@ -455,7 +460,7 @@ def _small_class(tmp_path, assignment: str):
     import shutil
 
     from dpgrader import simulation
-    from dpgrader.copying import copy_submissions
+    from dpgrader.simulation.copying import copy_submissions
 
     source, release = SOURCES[assignment], REPO_ROOT / "release" / assignment / SOURCES[assignment].name
     (tmp_path / "source" / assignment).mkdir(parents=True)
@@ -489,7 +494,7 @@ def test_the_demo_copiers_are_found_and_nobody_else(tmp_path, assignment):
     assert {m.student for m in matches if m.kind == REFERENCE} == ({leaked} if long else set())
     flags = copy_flags(matches, submission_times(tmp_path, assignment))  # the author handed in first
     assert set(flags) == {(copier, assignment), (pasted, assignment)} | ({(leaked, assignment)} if long else set())
-    assert all(f"matches the earlier submission of {author} (" in flag for flag in flags[copier, assignment])
+    assert all(f"matches the earlier submission of {author} (" in str(flag) for flag in flags[copier, assignment])
     assert f"{author} handed in first" in page.read_text()
     assert page == tmp_path / "similarity" / f"{assignment}.html" and copier in page.read_text()
     for student in (author, copier, leaked):  # an honest author's own way and a disguise raise no review flag

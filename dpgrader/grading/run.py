@@ -1,7 +1,7 @@
 """Grading a class: find the submissions, grade each on the worker pool, flag copies.
 
 :func:`grade_class` is what ``python -m dpgrader.classroom grade`` runs; the results
-of the workers are merged into the course by :mod:`dpgrader.classroom.merge`.
+of the workers are merged into the course by :mod:`dpgrader.grading.merge`.
 """
 
 from __future__ import annotations
@@ -12,19 +12,23 @@ import secrets
 import shutil
 import tempfile
 import warnings
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from dpgrader import sandbox
-from dpgrader.classroom.export import export_grades
-from dpgrader.classroom.merge import _record, _rmtree, merge
-from dpgrader.classroom.preflight import PreflightFailed, preflight_problem, preflight_task, time_budget
-from dpgrader.course import Course, assignments_in
-from dpgrader.intake import irregular_entry
-from dpgrader.outcomes import Outcome, Status, write_outcomes
-from dpgrader.pool import run_tasks
+from dpgrader.course import Course, notebooks_of
+from dpgrader.grading.export import export_grades
+from dpgrader.grading.intake import irregular_entry
+from dpgrader.grading.limits import GradingLimits
+from dpgrader.grading.merge import merge, record, remove_tree
+from dpgrader.grading.pool import run_tasks
+from dpgrader.grading.preflight import PreflightFailed, preflight_problem, preflight_task
+from dpgrader.grading.task import GradingResult, GradingTask
+from dpgrader.outcomes import Flag, Outcome, Status, write_outcomes
 # After grading, copies found across the class (dpgrader.similarity, see add_copy_flags).
 from dpgrader.review import comment_in_gradebook
-from dpgrader.safe_output import flag_text, one_line
+from dpgrader.safe_output import one_line
 
 # Characters nbgrader reads as a glob pattern in a student id (``x[1]`` would grade ``x1``).
 PATTERN_CHARACTERS = re.compile(r"[*?\[\]\x00-\x1f]")
@@ -38,13 +42,13 @@ def find_submissions(root: Path, assignments=None, students=None) -> tuple[list[
 
     Folders are listed, never globbed: a student id is a name, not a pattern. Refused (with
     a :data:`~dpgrader.outcomes.Status.REFUSED` outcome, 0 points): a submission whose tree holds
-    anything but plain files and folders (:func:`~dpgrader.intake.irregular_entry`: a link
+    anything but plain files and folders (:func:`~dpgrader.grading.intake.irregular_entry`: a link
     anywhere, a hard link, a device, a FIFO), and a student id nbgrader would read as a pattern.
     """
-    root = Path(root)
-    wanted = set(assignments) if assignments else set(assignments_in(root / "source"))
+    course = Course(root)
+    wanted = set(assignments) if assignments else set(course.assignments())
     found, refused = [], []
-    submitted = root / "submitted"
+    submitted = course.submitted()
     for student_dir in sorted(submitted.iterdir()) if submitted.is_dir() else []:
         student = student_dir.name
         if students and student not in students:
@@ -73,9 +77,9 @@ def ensure_assignments(course: Course, assignments) -> None:
     from nbgrader.api import Gradebook, MissingEntry
 
     missing = list(assignments)
-    if (course.root / "gradebook.db").exists():
+    if course.gradebook.exists():
         missing = []
-        with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
+        with Gradebook(course.gradebook_url) as gradebook:
             for assignment in assignments:
                 try:
                     if not gradebook.find_assignment(assignment).notebooks:
@@ -86,6 +90,27 @@ def ensure_assignments(course: Course, assignments) -> None:
         course.nbgrader("generate_assignment", assignment, "--force")
 
 
+def class_limits(course: Course, overrides: Mapping[str, float] | None = None) -> GradingLimits:
+    """The limits of a grading run: the course's ``c.GradingLimits`` (``nbgrader_config.py``), then ``overrides``."""
+    return GradingLimits.from_config(course.config()).replace(**dict(overrides or {}))
+
+
+def _tasks(course: Course, submissions: list[tuple[str, str]], scratch_base: Path, limits: GradingLimits,
+           feedback: bool, sandboxed: bool) -> list[GradingTask]:
+    """One task per submission, each with a private, unguessable scratch folder made here; largest first."""
+    tasks = [
+        GradingTask(course=course.root, assignment=assignment, student=student,
+                    submission=course.submitted(student, assignment), scratch=_scratch(scratch_base),
+                    template_db=scratch_base / "template.db", token=secrets.token_hex(16), limits=limits,
+                    feedback=feedback, sandboxed=sandboxed)
+        for student, assignment in submissions
+    ]
+    # Longest first (bigger notebooks run longer), so no worker is left with a long tail alone.
+    return sorted(tasks, key=lambda task: -sum(p.stat().st_size for p in notebooks_of(task.submission)))
+
+
+def _scratch(base: Path) -> Path:
+    return Path(tempfile.mkdtemp(prefix="task-", dir=base)) / "course"
 
 
 def grade_class(
@@ -95,11 +120,10 @@ def grade_class(
     *,
     workers: int | None = None,
     feedback: bool = True,
-    submission_timeout: float = 1800.0,
+    limits: Mapping[str, float] | None = None,
     progress: bool = True,
     csv_path: Path | None = None,
     sandboxed: bool = True,
-    time_budget_factor: float = 10.0,
 ) -> list[Outcome]:
     """Autograde every submission of ``root`` (a course folder) in parallel; return one outcome per submission.
 
@@ -113,26 +137,26 @@ def grade_class(
         Worker processes (default: the number of cores).
     feedback : bool
         Also generate each graded submission's feedback into ``feedback/``.
-    submission_timeout : float
-        Seconds after which the grading of one submission is stopped (its worker and
-        kernels killed). Cells have their own, shorter limit (``c.Execute.timeout``).
+    limits : mapping of str to float, optional
+        Limits to change for this run, by :class:`~dpgrader.grading.limits.GradingLimits` name
+        (``{"submission_seconds": 600}``); the others are the course's (``c.GradingLimits`` in
+        ``nbgrader_config.py``) or the defaults. Each submission's ``notebook_seconds`` is then set
+        from its reference solution's grading time (``time_budget_factor``).
     csv_path : Path, optional
         Where to export the grades afterwards (default: ``root/grades.csv``).
     sandboxed : bool
         Run every kernel in :mod:`dpgrader.sandbox` (default). If bubblewrap cannot run,
         :class:`~dpgrader.sandbox.SandboxUnavailable` is raised before anything is
         graded; ``False`` grades unsandboxed (a warning; ``sandboxed=False`` in grades.csv).
-    time_budget_factor : float
-        Each submission's cells get this many times the reference solution's grading time
-        (at least :data:`~dpgrader.classroom.preflight.MIN_TIME_BUDGET` s); past it, the later
-        cells are not run (status ``time_budget``).
 
     Raises
     ------
     PreflightFailed
         If an assignment's reference solution, graded first in the same sandbox and pipeline,
-        does not earn full marks (:mod:`dpgrader.classroom.preflight`): nobody is graded, no
+        does not earn full marks (:mod:`dpgrader.grading.preflight`): nobody is graded, no
         grade is written, and the message says which cell failed with which error.
+    ValueError
+        If ``limits`` names an unknown limit or a value that is not positive.
     """
     from tqdm.auto import tqdm
 
@@ -144,31 +168,18 @@ def grade_class(
         warnings.warn("grading UNSANDBOXED (--no-sandbox): student code runs with the grader's rights",
                       RuntimeWarning, stacklevel=2)
         worker_env = {sandbox.OPT_OUT_VARIABLE: "1"}
-    course = Course(root)
-    root = course.root.resolve()
-    submissions, refused = find_submissions(root, assignments, students)
+    course = Course(Path(root).resolve())
+    run_limits = class_limits(course, limits)
+    submissions, refused = find_submissions(course.root, assignments, students)
     workers = workers or os.cpu_count() or 1
     outcomes: list[Outcome] = []
     scratch_base = Path(tempfile.mkdtemp(prefix="dplib-grading-"))  # 0700, unguessable
-    template = scratch_base / "template.db"
-    tasks = [
-        {
-            "course": str(root), "assignment": assignment, "student": student, "feedback": feedback,
-            "template_db": str(template), "submission": str(root / "submitted" / student / assignment),
-            # one private, unguessable folder per submission, made here by the grader
-            "scratch": str(Path(tempfile.mkdtemp(prefix="task-", dir=scratch_base)) / "course"),
-            "token": secrets.token_hex(16), "sandboxed": sandboxed,
-        }
-        for student, assignment in submissions
-    ]
-    # Longest first (bigger notebooks run longer), so no worker is left with a long tail alone.
-    tasks.sort(key=lambda task: -sum(p.stat().st_size for p in Path(task["submission"]).glob("*.ipynb")))
+    tasks = _tasks(course, submissions, scratch_base, run_limits, feedback, sandboxed)
     # The pre-flight: each assignment's reference solution first, graded like a submission.
     first = [
-        preflight_task({**task, "scratch": str(Path(tempfile.mkdtemp(prefix="task-", dir=scratch_base)) / "course"),
-                        "token": secrets.token_hex(16)},
-                       Path(tempfile.mkdtemp(prefix="reference-", dir=scratch_base)) / task["assignment"])
-        for task in {task["assignment"]: task for task in tasks}.values()
+        preflight_task(task, Path(tempfile.mkdtemp(prefix="reference-", dir=scratch_base)) / task.assignment,
+                       _scratch(scratch_base), secrets.token_hex(16))
+        for task in {task.assignment: task for task in tasks}.values()
     ]
     bar = tqdm(total=len(tasks), desc=f"grading on {min(workers, len(tasks) or 1)} workers", unit="submission",
                disable=not progress)
@@ -179,59 +190,56 @@ def grade_class(
         from nbgrader.api import Gradebook
 
         ensure_assignments(course, sorted({a for _, a in submissions} | {o.assignment for o in refused}))
-        shutil.copy2(root / "gradebook.db", template)
-        opened.append(Gradebook(f"sqlite:///{root / 'gradebook.db'}"))
+        shutil.copy2(course.gradebook, scratch_base / "template.db")
+        opened.append(Gradebook(course.gradebook_url))
 
-    def on_preflight(task: dict, result: dict) -> None:
-        problem = preflight_problem(root, task, result)
-        _rmtree(Path(task["scratch"]).parent)
+    def on_preflight(task: GradingTask, result: GradingResult) -> list[GradingTask]:
+        """Stop if the reference did not earn full marks; else give its assignment's tasks their time budget."""
+        problem = preflight_problem(task, result)
+        remove_tree(task.scratch.parent)
         if problem:
-            log = Path(root) / "autograded" / "grading_logs" / f"preflight-{task['assignment']}.log"
+            log = course.grading_logs / f"preflight-{task.assignment}.log"
             log.parent.mkdir(parents=True, exist_ok=True)
-            log.write_text(problem + "\n\n" + str(result.get("log", "")))
+            log.write_text(problem + "\n\n" + result.log)
             raise PreflightFailed(f"grading stopped before any grade was written: {problem} (log: {log})")
-        budget = time_budget(float(result.get("seconds", 0.0)), time_budget_factor)
-        for student_task in tasks:
-            if student_task["assignment"] == task["assignment"]:
-                student_task["time_budget"] = budget
+        budget = task.limits.time_budget(result.seconds)
+        tasks[:] = [replace(t, limits=budget) if t.assignment == task.assignment else t for t in tasks]
+        return list(tasks)  # no submission starts before every pre-flight is in
 
-    def on_result(task: dict, result: dict) -> None:
-        student, assignment = task["student"], task["assignment"]
-        result = {**result, "student": student, "assignment": assignment}
+    def on_result(task: GradingTask, result: GradingResult) -> None:
         gradebook = opened[0]
         try:
-            outcome = _record(root, gradebook, task, result, feedback)
+            outcome = record(course, gradebook, task, result)
         except Exception as error:  # never let one submission stop the class
             gradebook.db.rollback()
-            outcome = Outcome(student, assignment, Status.ERROR, f"could not record the result: {error!r}",
+            outcome = Outcome(task.student, task.assignment, Status.ERROR, f"could not record the result: {error!r}",
                               sandboxed=sandboxed)
         outcomes.append(outcome)
-        _rmtree(Path(task["scratch"]).parent)
-        bar.set_postfix_str(one_line(f"{student}/{assignment}: {outcome.status}"), refresh=False)
+        remove_tree(task.scratch.parent)
+        bar.set_postfix_str(one_line(f"{task.student}/{task.assignment}: {outcome.status}"), refresh=False)
         bar.update()
 
     try:
         if tasks:
-            run_tasks(tasks, workers, scratch_base, submission_timeout, on_result, setup, env=worker_env,
-                      first=first, on_first=on_preflight)
+            run_tasks(tasks, workers, scratch_base, on_result, setup, env=worker_env, first=first,
+                      on_first=on_preflight)
         elif refused:
             setup()
         for outcome in refused:  # 0 points, recorded like any other outcome (after the pre-flight passed)
-            merge(opened[0], {"student": outcome.student, "assignment": outcome.assignment, "status": outcome.status})
+            merge(opened[0], outcome.student, outcome.assignment, GradingResult("", outcome.status))
             outcomes.append(outcome)
-        logs = root / "autograded" / "grading_logs"
-        logs.mkdir(parents=True, exist_ok=True)
+        course.grading_logs.mkdir(parents=True, exist_ok=True)
         for log in scratch_base.glob("worker-*.log"):
-            shutil.copy2(log, logs / log.name)
+            shutil.copy2(log, course.grading_logs / log.name)
     finally:
         bar.close()
         for gradebook in opened:
             gradebook.close()
-        _rmtree(scratch_base)
+        remove_tree(scratch_base)
     outcomes.sort(key=lambda o: (o.assignment, o.student))
-    outcomes = add_copy_flags(root, outcomes)  # similarity reports and copy flags
-    write_outcomes(root, outcomes)
-    export_grades(root, csv_path or root / "grades.csv")
+    outcomes = add_copy_flags(course.root, outcomes)  # similarity reports and copy flags
+    write_outcomes(course.root, outcomes)
+    export_grades(course.root, csv_path or course.root / "grades.csv")
     return outcomes
 
 
@@ -242,8 +250,6 @@ def add_copy_flags(root: Path, outcomes: list[Outcome]) -> list[Outcome]:
     that assignment is flagged ``"copy check: ... could not be made (<error>)"`` (its grades
     are kept); a submission the report could not compare is flagged by the report itself.
     """
-    from dataclasses import replace
-
     from nbgrader.api import Gradebook
 
     from dpgrader.similarity import copy_flags, submission_times, write_report
@@ -253,18 +259,17 @@ def add_copy_flags(root: Path, outcomes: list[Outcome]) -> list[Outcome]:
         try:
             flags.update(copy_flags(write_report(root, assignment)[1], submission_times(root, assignment)))
         except Exception as error:  # noqa: BLE001 -- the grades are kept; every submission is flagged with the reason
-            failed = flag_text(f"copy check: the similarity report of {assignment} could not be made ({error!r}): a "
-                               "person must compare these submissions")
+            failed = Flag("copy check", f"the similarity report of {assignment} could not be made ({error!r}): a "
+                                        "person must compare these submissions")
             for outcome in outcomes:
                 if outcome.assignment == assignment:
                     flags[outcome.student, assignment] = flags.get((outcome.student, assignment), ()) + (failed,)
     if flags:
-        with Gradebook(f"sqlite:///{Path(root) / 'gradebook.db'}") as gradebook:
+        course = Course(root)
+        with Gradebook(course.gradebook_url) as gradebook:
             for (student, assignment), found in flags.items():
-                names = [p.stem for p in (Path(root) / "source" / assignment).glob("*.ipynb")]
-                # feedback leaves review notes out (HideReviewNotes); should one reach a student, it names no classmate
-                hidden = [re.sub(r" matches the (earlier )?submission of .*? \(",
-                                 lambda m: f" matches {'an earlier' if m[1] else 'another'} submission (", f) for f in found]
-                comment_in_gradebook(gradebook, student, assignment, {name: hidden for name in sorted(names)[:1]})
+                names = [p.stem for p in notebooks_of(course.source(assignment))]
+                # feedback leaves review notes out (HideReviewNotes); the comment shows each flag naming no classmate
+                comment_in_gradebook(gradebook, student, assignment, {name: found for name in sorted(names)[:1]})
     return [replace(o, flags=o.flags + flags.get((o.student, o.assignment), ())) for o in outcomes]
 

@@ -7,12 +7,15 @@ import shutil
 import warnings
 from pathlib import Path
 
-from dpgrader.outcomes import UNGRADED, Outcome, Status
+from dpgrader.course import Course, notebooks_of
+from dpgrader.grading.task import GradingResult, GradingTask
+from dpgrader.outcomes import Effect, Flag, Outcome, Status
 # Review flags: a syntax-tree review of every submission (dpgrader.review).
 from dpgrader.review import comment_in_gradebook, review_flags
 
 
-def _rmtree(path: Path) -> None:
+def remove_tree(path: Path) -> None:
+    """Remove ``path`` and everything in it, read-only folders a kernel left included."""
     def make_writable(function, target, _):
         os.chmod(target, 0o700)
         function(target)
@@ -23,7 +26,7 @@ def _rmtree(path: Path) -> None:
 
 def _copy_back(source: str | None, target: Path, keep=None) -> None:
     """Replace ``target`` by the regular files of ``source`` (no symlinks; only names ``keep`` accepts, if given)."""
-    _rmtree(target)
+    remove_tree(target)
     if source and Path(source).is_dir():
         target.mkdir(parents=True, exist_ok=True)
         for item in sorted(Path(source).iterdir()):
@@ -31,7 +34,7 @@ def _copy_back(source: str | None, target: Path, keep=None) -> None:
                 shutil.copy2(item, target / item.name)
 
 
-def merge(gradebook, result: dict) -> tuple[float, float]:
+def merge(gradebook, student: str, assignment: str, result: GradingResult) -> tuple[float, float]:
     """Write one worker result into the course gradebook; return the submission's (score, max_score).
 
     Autograder scores come from the result; a manual score already in the gradebook is
@@ -39,64 +42,65 @@ def merge(gradebook, result: dict) -> tuple[float, float]:
     notebooks score 0; a submission that could not be graded gets no score and is
     flagged ``needs_manual_grade``.
     """
-    student, assignment = result["student"], result["assignment"]
     gradebook.update_or_create_student(student)
-    extra = {"timestamp": result["timestamp"]} if result.get("timestamp") else {}
+    extra = {"timestamp": result.timestamp} if result.timestamp else {}
     with warnings.catch_warnings():  # nbgrader's add_submission trips SQLAlchemy's autoflush warning
         warnings.simplefilter("ignore")
         submission = gradebook.update_or_create_submission(assignment, student, **extra)
-    graded = result.get("grades") or {}
     for notebook in submission.notebooks:
-        scores = graded.get(notebook.name)
+        graded = result.notebooks.get(notebook.name)
         for grade in notebook.grades:
-            if scores is not None and grade.name in scores:
-                grade.auto_score, needs_review = scores[grade.name]
-                grade.needs_manual_grade = bool(needs_review) or grade.manual_score is not None
-            elif result["status"] in UNGRADED:
+            if graded is not None and grade.name in graded.scores:
+                score = graded.scores[grade.name]
+                grade.auto_score = score.auto_score
+                grade.needs_manual_grade = score.needs_manual_grade or grade.manual_score is not None
+            elif result.status.effect is Effect.UNGRADED:
                 grade.auto_score, grade.needs_manual_grade = None, True
             else:  # a notebook nbgrader found missing, or an unreadable one
                 grade.auto_score = 0.0
                 grade.needs_manual_grade = grade.manual_score is not None
-        comments = (result.get("comments") or {}).get(notebook.name, {})
+        comments = graded.comments if graded is not None else {}
         for comment in notebook.comments:
             comment.auto_comment = comments.get(comment.name)
-        notebook.late_submission_penalty = (result.get("penalties") or {}).get(notebook.name)
+        notebook.late_submission_penalty = graded.late_penalty if graded is not None else None
     gradebook.db.commit()
     return float(submission.score - (submission.late_submission_penalty or 0.0)), float(submission.max_score)
 
 
-def _write_log(root: Path, student: str, assignment: str, text: str) -> Path:
+def _write_log(course: Course, student: str, assignment: str, text: str) -> Path:
     """Keep the grading log of one submission in ``autograded/grading_logs/<assignment>/<student>.log``."""
-    path = Path(root) / "autograded" / "grading_logs" / assignment / f"{student}.log"
+    path = course.grading_logs / assignment / f"{student}.log"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
 
 
-def _record(root: Path, gradebook, task: dict, result: dict, feedback: bool) -> Outcome:
-    """Merge one result into the course: gradebook, autograded/ and feedback/ folders; return its outcome."""
-    student, assignment = task["student"], task["assignment"]
-    status = Status(result.get("status", Status.ERROR))
-    score, maximum = merge(gradebook, {**result, "status": status})
-    if status != Status.OK and result.get("log"):  # why, for the instructor: nbgrader's log with any traceback
-        _write_log(root, student, assignment, result["log"])
+def record(course: Course, gradebook, task: GradingTask, result: GradingResult) -> Outcome:
+    """Merge one result into the course: gradebook, autograded/ and feedback/ folders; return its outcome.
+
+    The submission is reviewed here (:func:`~dpgrader.review.review_flags`, against the instructor's
+    notebook), and its flags shown in formgrader.
+    """
+    student, assignment, status = task.student, task.assignment, result.status
+    score, maximum = merge(gradebook, student, assignment, result)
+    if status != Status.OK and result.log:  # why, for the instructor: nbgrader's log with any traceback
+        _write_log(course, student, assignment, result.log)
     # Back into the course: the graded notebooks and the submission's own files, nothing the kernel made.
-    submitted = {p.name for p in Path(task["submission"]).iterdir()}
-    _copy_back(result.get("autograded"), root / "autograded" / student / assignment,
+    submitted = {p.name for p in task.submission.iterdir()}
+    _copy_back(result.autograded, course.autograded(student, assignment),
                keep=lambda name: name.endswith(".ipynb") or name in submitted)
-    if feedback:
-        _copy_back(result.get("feedback"), root / "feedback" / student / assignment,
-                   keep=lambda name: name.endswith(".html"))
-    flags: tuple[str, ...] = ()
+    if task.feedback:
+        _copy_back(result.feedback, course.feedback(student, assignment), keep=lambda name: name.endswith(".html"))
+    flags: tuple[Flag, ...] = ()
     by_notebook = {}  # reviewed against the instructor's notebook; the flags are shown in formgrader
-    for notebook in sorted(Path(task["submission"]).glob("*.ipynb")):
-        instructor = root / "source" / assignment / notebook.name
+    for notebook in notebooks_of(task.submission):
+        instructor = course.source(assignment) / notebook.name
         by_notebook[notebook.stem] = review_flags(notebook, instructor if instructor.exists() else None)
         flags += by_notebook[notebook.stem]
     comment_in_gradebook(gradebook, student, assignment, by_notebook)
     return Outcome(
-        student, assignment, status, " | ".join(result.get("messages", [])),
-        None if status in UNGRADED else score, maximum,
-        round(float(result.get("seconds", 0.0)), 2), tuple(dict.fromkeys(flags)), task["sandboxed"],
-        round(float(result["kernel_cpu"]), 3) if result.get("kernel_cpu") is not None else None,
+        student, assignment, status, " | ".join(result.messages),
+        None if status.effect is Effect.UNGRADED else score, maximum,
+        round(result.seconds, 2), tuple(dict.fromkeys(flags)), task.sandboxed,
+        round(result.kernel_cpu, 3) if result.kernel_cpu is not None else None,
     )

@@ -7,35 +7,38 @@ class grader first grades each assignment's source notebook, the reference solut
 submission, in the same sandbox and pipeline. Unless it earns every autograded point with an
 ``ok`` outcome, grading stops before any grade is written (:class:`PreflightFailed`), with one
 line an instructor can act on: which cell, which error. Its run time also sets the wall-clock
-budget of every submission of that assignment (:func:`time_budget`).
+budget of every submission of that assignment (:meth:`~dpgrader.grading.limits.GradingLimits.time_budget`).
 """
 
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import nbformat
 
+from dpgrader.course import Course, notebooks_of
+from dpgrader.grading.task import GradingResult, GradingTask
 from dpgrader.outcomes import Status
 
 PREFLIGHT_STUDENT = "reference-preflight"
-MIN_TIME_BUDGET = 30.0  # seconds: a floor for small notebooks, whose run time is mostly start-up
-MIN_PREFLIGHT_TIMEOUT = 600.0  # seconds: the reference is not held to a short per-submission limit
 
 
 class PreflightFailed(RuntimeError):
     """The reference solution of an assignment did not earn full marks: nobody is graded."""
 
 
-def preflight_task(task: dict, submission: Path) -> dict:
-    """A grading task for the reference solution of ``task``'s assignment (a copy of its source notebooks)."""
-    source = Path(task["course"]) / "source" / task["assignment"]
+def preflight_task(task: GradingTask, submission: Path, scratch: Path, token: str) -> GradingTask:
+    """A grading task for the reference solution of ``task``'s assignment (a copy of its source notebooks).
+
+    It may run ``limits.preflight_seconds`` (the reference is not held to a submission's time budget).
+    """
     submission.mkdir(parents=True)
-    for notebook in sorted(source.glob("*.ipynb")):
+    for notebook in notebooks_of(Course(task.course).source(task.assignment)):
         shutil.copy2(notebook, submission / notebook.name)
-    return {**task, "student": PREFLIGHT_STUDENT, "submission": str(submission), "feedback": False,
-            "preflight": True, "timeout": max(MIN_PREFLIGHT_TIMEOUT, float(task.get("timeout") or 0))}
+    return replace(task, student=PREFLIGHT_STUDENT, submission=submission, scratch=scratch, token=token,
+                   feedback=False, preflight=True)
 
 
 def autograded_points(notebook: Path) -> dict[str, float]:
@@ -60,27 +63,22 @@ def _first_error(autograded: Path | None) -> str:
     return ""
 
 
-def preflight_problem(course: Path, task: dict, result: dict) -> str | None:
+def preflight_problem(task: GradingTask, result: GradingResult) -> str | None:
     """Why the reference solution's grading ``result`` shows a broken grader, in one line; None if it earned full marks."""
-    assignment = task["assignment"]
-    status = Status(result.get("status", Status.ERROR))
-    where = _first_error(Path(result["autograded"]) if result.get("autograded") else None)
+    assignment, status = task.assignment, result.status
+    where = _first_error(result.autograded)
     if status != Status.OK:
-        said = "; ".join(result.get("messages") or []) or "no message"
+        said = "; ".join(result.messages) or "no message"
         return (f"{assignment}: grading the reference solution ended with status {status} ({said[:400]})"
                 + (f"; first error in {where}" if where else ""))
     earned = full = 0.0
-    for notebook in sorted((Path(course) / "source" / assignment).glob("*.ipynb")):
+    for notebook in notebooks_of(Course(task.course).source(assignment)):
         points = autograded_points(notebook)
-        scores = (result.get("grades") or {}).get(notebook.stem, {})
+        graded = result.notebooks.get(notebook.stem)
+        scores = graded.scores if graded else {}
         full += sum(points.values())
-        earned += sum(float((scores.get(grade_id) or [0.0])[0] or 0.0) for grade_id in points)
+        earned += sum(float(scores[grade_id].auto_score or 0.0) for grade_id in points if grade_id in scores)
     if earned < full:
         return (f"{assignment}: the reference solution scores {earned:g}/{full:g} in the grading sandbox"
                 + (f"; first error in {where}" if where else ""))
     return None
-
-
-def time_budget(reference_seconds: float, factor: float) -> float:
-    """Wall-clock seconds for one submission's cells: ``factor`` times the reference's grading time, at least :data:`MIN_TIME_BUDGET`."""
-    return max(MIN_TIME_BUDGET, factor * float(reference_seconds))

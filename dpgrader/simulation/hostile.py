@@ -110,7 +110,7 @@ def forge():
         raise PermissionError("no pipe of the grader in sight")
 _try("forge a worker result", forge)
 _try("see the grader's processes", lambda: [1 for p in glob.glob("/proc/[0-9]*/cmdline")
-                                              if b"dpgrader.worker" in open(p, "rb").read()][0])
+                                              if b"dpgrader.grading.worker" in open(p, "rb").read()][0])
 '''),
     Attack("escape_scratch", "pre-create the next submissions' scratch folders; fill the disk outside", '''\
 def precreate():

@@ -1,6 +1,6 @@
 """The grading worker pool: worker processes, one task each at a time, results accepted from the right task only.
 
-Each worker is ``python -m dpgrader.worker`` (see :mod:`dpgrader.worker`), talking
+Each worker is ``python -m dpgrader.grading.worker`` (see :mod:`dpgrader.grading.worker`), talking
 JSON lines over its stdin/stdout pipes. The student's kernel runs sandboxed and cannot see
 those pipes; still, a result is accepted only if it carries the random token of the task
 that worker was sent, and only once: anything else on the pipe is ignored and logged.
@@ -8,7 +8,6 @@ that worker was sent, and only once: anything else on the pipe is ignored and lo
 
 from __future__ import annotations
 
-import json
 import os
 import selectors
 import subprocess
@@ -18,50 +17,51 @@ from collections import deque
 from pathlib import Path
 
 from dpgrader.course import nbgrader_env
+from dpgrader.grading.task import GradingResult, GradingTask
+from dpgrader.grading.worker import READY
 from dpgrader.outcomes import Status
 
 
 class _Worker:
-    """One ``python -m dpgrader.worker`` process and the task it is on."""
+    """One ``python -m dpgrader.grading.worker`` process and the task it is on."""
 
     def __init__(self, index: int, log_dir: Path, env: dict | None = None):
         env = {**nbgrader_env(), **(env or {})}
         env.pop("PYTHONWARNINGS", None)  # kernels inherit it: students' warnings must be real
         self.log = open(log_dir / f"worker-{index}.log", "ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-W", "ignore", "-m", "dpgrader.worker"],
+            [sys.executable, "-W", "ignore", "-m", "dpgrader.grading.worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env, start_new_session=True,
         )
         self.buffer = b""
         self.ready = False
-        self.task: dict | None = None
+        self.task: GradingTask | None = None
         self.deadline = float("inf")
 
     @property
     def fd(self) -> int:
         return self.proc.stdout.fileno()
 
-    def send(self, task: dict, timeout: float) -> None:
-        self.task, self.deadline = task, time.monotonic() + timeout
-        self.proc.stdin.write((json.dumps(task) + "\n").encode())
+    def send(self, task: GradingTask) -> None:
+        self.task, self.deadline = task, time.monotonic() + task.timeout
+        self.proc.stdin.write((task.to_json() + "\n").encode())
         self.proc.stdin.flush()
 
-    def messages(self) -> list[dict] | None:
-        """Messages now readable; None when the worker is gone."""
+    def messages(self) -> list[GradingResult | str] | None:
+        """What is now readable: results, and :data:`~dpgrader.grading.worker.READY`; None when the worker is gone."""
         chunk = os.read(self.fd, 1 << 20)
         if not chunk:
             return None
         self.buffer += chunk
         *lines, self.buffer = self.buffer.split(b"\n")
         messages = []
-        for line in lines:
+        for line in filter(bytes.strip, lines):
+            if line.strip() == READY.encode():
+                messages.append(READY)
+                continue
             try:
-                message = json.loads(line) if line.strip() else None
-            except ValueError:
-                message = None
-            if isinstance(message, dict):
-                messages.append(message)
-            elif line.strip():
+                messages.append(GradingResult.from_json(line))
+            except (ValueError, TypeError, KeyError):
                 self.log.write(b"ignored a line on the result pipe that is not a result: " + line[:200] + b"\n")
         return messages
 
@@ -97,18 +97,19 @@ class _Worker:
                 pass
 
 
-def run_tasks(tasks: list[dict], workers: int, log_dir: Path, submission_timeout: float, on_result, setup=None,
-              env: dict | None = None, first: list[dict] = (), on_first=None) -> None:
+def run_tasks(tasks: list[GradingTask], workers: int, log_dir: Path, on_result, setup=None,
+              env: dict | None = None, first: list[GradingTask] = (), on_first=None) -> None:
     """Run ``tasks`` on ``workers`` worker processes; call ``on_result(task, result)`` for each, in this process.
 
     ``first`` tasks (the pre-flight) run before any of ``tasks`` is sent, their results go to
     ``on_first(task, result)``; an exception it raises stops the run before ``tasks`` start.
-    A task's own ``"timeout"`` (seconds) replaces ``submission_timeout`` for it.
+    ``on_first`` may return new tasks to run in place of ``tasks`` (with the time budget it set).
+    A task may run :attr:`~dpgrader.grading.task.GradingTask.timeout` seconds.
 
     ``setup()``, if given, runs once the workers are starting (they take seconds to import
     nbgrader), before any task is sent. Every task carries a ``token``; a worker's answer
-    counts only if it echoes the token of the task it is on, and only once. A worker that exceeds ``submission_timeout`` on one
-    task, or dies, is killed with its kernels and replaced; its task gets a ``killed`` /
+    counts only if it echoes the token of the task it is on, and only once. A worker that exceeds its task's
+    timeout, or dies, is killed with its kernels and replaced; its task gets a ``killed`` /
     ``error`` result.
     """
     pending, pending_first = deque(tasks), deque(first)
@@ -122,27 +123,30 @@ def run_tasks(tasks: list[dict], workers: int, log_dir: Path, submission_timeout
         selector.register(worker.fd, selectors.EVENT_READ, worker)
         return worker
 
-    def retire(worker: _Worker, result: dict | None) -> None:
+    def retire(worker: _Worker, status: Status | None = None, message: str = "", seconds: float = 0.0) -> None:
         """Kill ``worker``, report its task's ``result``, and replace it if work is left."""
         selector.unregister(worker.fd)
         worker.kill()
         task, worker.task, worker.deadline = worker.task, None, float("inf")
-        if task is not None and result is not None:
-            report(task, result)
+        if task is not None and status is not None:
+            report(task, GradingResult.failed(task, status, message, seconds))
         if pending or pending_first:
             index = pool.index(worker)
             pool[index] = spawn(index)
 
-    def report(task: dict, result: dict) -> None:
-        if task["token"] in first_running:
-            first_running.discard(task["token"])
-            on_first(task, result)
+    def report(task: GradingTask, result: GradingResult) -> None:
+        if task.token in first_running:
+            first_running.discard(task.token)
+            replaced = on_first(task, result)
+            if replaced is not None:
+                pending.clear()
+                pending.extend(replaced)
         else:
             on_result(task, result)
 
-    def next_task() -> dict | None:
+    def next_task() -> GradingTask | None:
         if pending_first:
-            first_running.add(pending_first[0]["token"])
+            first_running.add(pending_first[0].token)
             return pending_first.popleft()
         return pending.popleft() if pending and not first_running else None
 
@@ -154,7 +158,7 @@ def run_tasks(tasks: list[dict], workers: int, log_dir: Path, submission_timeout
             for worker in pool:
                 task = next_task() if worker.ready and worker.task is None else None
                 if task is not None:
-                    worker.send(task, task.get("timeout", submission_timeout))
+                    worker.send(task)
             wait = min([w.deadline for w in pool if w.task is not None], default=time.monotonic() + 5)
             for key, _ in selector.select(timeout=max(0.05, wait - time.monotonic())):
                 worker: _Worker = key.data
@@ -164,12 +168,12 @@ def run_tasks(tasks: list[dict], workers: int, log_dir: Path, submission_timeout
                         startup_failures += 1
                         if startup_failures > 2 * len(pool):
                             raise RuntimeError(f"grading workers die at start-up: see the logs in {log_dir}")
-                    retire(worker, {"status": Status.ERROR, "messages": ["the grading worker crashed"]})
+                    retire(worker, Status.ERROR, "the grading worker crashed")
                     continue
                 for message in messages:
-                    if message.get("ready") is True and not worker.ready:
+                    if message == READY and not worker.ready:
                         worker.ready = True
-                    elif worker.task is not None and message.get("token") == worker.task["token"]:
+                    elif worker.task is not None and isinstance(message, GradingResult) and message.token == worker.task.token:
                         task, worker.task, worker.deadline = worker.task, None, float("inf")
                         report(task, message)
                     else:
@@ -177,12 +181,8 @@ def run_tasks(tasks: list[dict], workers: int, log_dir: Path, submission_timeout
             now = time.monotonic()
             for worker in list(pool):
                 if worker.task is not None and now > worker.deadline:
-                    limit = worker.task.get("timeout", submission_timeout)
-                    retire(worker, {
-                        "status": Status.KILLED,
-                        "messages": [f"grading took longer than {limit:.0f} s and was stopped"],
-                        "seconds": limit,
-                    })
+                    limit = worker.task.timeout
+                    retire(worker, Status.KILLED, f"grading took longer than {limit:.0f} s and was stopped", limit)
     finally:
         for worker in pool:
             try:

@@ -6,7 +6,7 @@ import statistics
 from pathlib import Path
 
 from dpgrader.course import Course
-from dpgrader.outcomes import Status, read_outcomes
+from dpgrader.outcomes import RowLabel, Status, read_outcomes
 from dpgrader.safe_output import one_line, write_csv
 
 GRADE_FIELDS = [
@@ -26,10 +26,10 @@ def export_grades(root: Path, path: Path | None = None) -> list[dict]:
     """
     from nbgrader.api import Gradebook, MissingEntry
 
-    root = Path(root)
-    outcomes = read_outcomes(root)
+    course = Course(root)
+    outcomes = read_outcomes(course.root)
     rows = []
-    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+    with Gradebook(course.gradebook_url) as gradebook:
         assignments = sorted(gradebook.assignments, key=lambda a: a.name)
         for assignment in assignments:
             for student in sorted(gradebook.students, key=lambda s: s.id):
@@ -38,13 +38,13 @@ def export_grades(root: Path, path: Path | None = None) -> list[dict]:
                 try:
                     submission = gradebook.find_submission(assignment.name, student.id)
                 except MissingEntry:
-                    score, needs, status, message = 0.0, False, Status.NOT_SUBMITTED, ""
+                    score, needs, status, message = 0.0, False, RowLabel.NOT_SUBMITTED, ""
                 else:
                     pending = sum(float(grade.max_score) for notebook in submission.notebooks for grade in notebook.grades
                                   if grade.needs_manual_grade and grade.manual_score is None)
                     score = submission.score - (submission.late_submission_penalty or 0.0)
                     needs = bool(submission.needs_manual_grade)
-                    status = outcome.status if outcome else Status.GRADED_BY_NBGRADER
+                    status = outcome.status if outcome else RowLabel.GRADED_BY_NBGRADER
                     message = outcome.message if outcome else ""
                 maximum = float(assignment.max_score)
                 graded = maximum - pending
@@ -53,8 +53,8 @@ def export_grades(root: Path, path: Path | None = None) -> list[dict]:
                     "assignment": assignment.name, "score": round(float(score), 2), "max_score": maximum,
                     "points_pending": round(pending, 2),
                     "percent_of_graded": round(100 * float(score) / graded, 1) if graded > 0 else "",
-                    "needs_manual_grade": needs, "status": Status(status).value, "message": message,
-                    "flags": "; ".join(outcome.flags) if outcome else "",
+                    "needs_manual_grade": needs, "status": status.value, "message": message,
+                    "flags": "; ".join(str(flag) for flag in outcome.flags) if outcome else "",
                     "sandboxed": outcome.sandboxed if outcome else "",
                 })
     if path is not None:
@@ -65,7 +65,7 @@ def export_grades(root: Path, path: Path | None = None) -> list[dict]:
 def regenerate_feedback(root: Path, assignments: list[str] | None = None) -> dict[str, bool]:
     """``nbgrader generate_feedback --force`` for each assignment (hidden tests stay hidden: see nbgrader_config.py)."""
     course = Course(root)
-    names = assignments or sorted({p.parent.name for p in (course.root / "autograded").glob("*/*/*.ipynb")})
+    names = assignments or sorted({p.parent.name for p in course.autograded().glob("*/*/*.ipynb")})
     return {name: course.nbgrader("generate_feedback", name, "--force", check=False).returncode == 0 for name in names}
 
 
@@ -84,8 +84,8 @@ def summarize(rows: list[dict]) -> str:
         counts: dict[str, int] = {}
         for row in group:
             counts[row["status"]] = counts.get(row["status"], 0) + 1
-        order = {s.value: i for i, s in enumerate(Status)}
-        status_text = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: order.get(kv[0], 99)))
+        order = {s.value: s.severity for s in Status}  # the least severe first; labels (not submitted, ...) last
+        status_text = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: order.get(kv[0], 1 << 30)))
         lines.append(
             f"{one_line(assignment):<26}{len(group):>9}{statistics.mean(percents):>8.1f}{statistics.median(percents):>10.1f}  {status_text}"
         )
@@ -94,7 +94,7 @@ def summarize(rows: list[dict]) -> str:
         lines.append("")
         lines.append(f"{len(flagged)} submissions flagged for review:")
         lines += [one_line(f"  {r['student_id']}/{r['assignment']}: {r['flags']}") for r in flagged]
-    problems = [r for r in rows if r["status"] not in (Status.OK, Status.NOT_SUBMITTED, Status.GRADED_BY_NBGRADER)]
+    problems = [r for r in rows if r["status"] not in (Status.OK, *RowLabel)]
     if problems:
         lines.append("")
         lines.append(f"{len(problems)} submissions with a grading outcome other than ok:")
