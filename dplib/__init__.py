@@ -55,7 +55,7 @@ on first use, so ``import dplib`` does not pay for matplotlib and ipywidgets:
 The others: ``datasets``, ``laplace``, ``randomized_response``, ``kary_randomized_response``,
 ``channels``, ``estimators``, ``kary_estimators``, ``experiments``, ``exponential``,
 ``fairness``, ``privacy_loss``, ``attacks``, ``images``, ``composition``, ``sparse_vector``, ``gaussian``, ``approximate_composition``, ``learning``,
-``logistic_regression``, ``private_learning``, ``dp_gd_accounting``, ``subsampling``, ``auditing``, ``vendors``, ``floating_point``, ``reconstruction``, ``marginals``, ``synthetic``, ``synthetic_evaluation``, ``multiplicative_weights``;
+``logistic_regression``, ``private_learning``, ``dp_gd_accounting``, ``subsampling``, ``auditing``, ``audit_bounds``, ``vendors``, ``floating_point``, ``reconstruction``, ``marginals``, ``synthetic``, ``synthetic_evaluation``, ``multiplicative_weights``;
 the grading platform is a package of its own, `dpgrader`, which no notebook imports.
 """
 
@@ -64,17 +64,8 @@ import importlib
 from dplib import datasets
 from dplib.approximate_composition import advanced_composition_epsilon, zcdp_rho, zcdp_to_epsilon
 from dplib.attacks import differencing_attack, reidentify, uniqueness
-from dplib.auditing import (
-    EventAudit,
-    audit_events,
-    audit_threshold,
-    audit_vendors,
-    clopper_pearson,
-    detection_probability,
-    epsilon_lower_bound,
-    event_counts,
-    miss_probability,
-)
+from dplib.audit_bounds import clopper_pearson, detection_probability, epsilon_lower_bound, miss_probability
+from dplib.auditing import EventAudit, audit_events, audit_threshold, audit_vendors, event_counts
 from dplib.channels import (
     COIN_RR_EPSILON,
     alpha_beta_epsilon,
