@@ -54,8 +54,11 @@ on first use, so ``import dplib`` does not pay for matplotlib and ipywidgets:
 
 The others: ``datasets``, ``laplace``, ``randomized_response``, ``kary_randomized_response``,
 ``channels``, ``estimators``, ``kary_estimators``, ``experiments``, ``exponential``,
-``fairness``, ``privacy_loss``, ``attacks``, ``images``, ``composition``, ``sparse_vector``, ``gaussian``, ``approximate_composition``, ``learning``,
-``logistic_regression``, ``private_learning``, ``dp_gd_accounting``, ``subsampling``, ``auditing``, ``audit_bounds``, ``vendors``, ``floating_point``, ``reconstruction``, ``marginals``, ``synthetic``, ``synthetic_evaluation``, ``multiplicative_weights``;
+``fairness``, ``privacy_loss``, ``attacks``, ``images``, ``composition``, ``sparse_vector``,
+``gaussian``, ``approximate_composition``, ``learning``, ``logistic_regression``, ``private_learning``,
+``dp_gd_accounting``, ``subsampling``, ``auditing``, ``audit_bounds``, ``vendors``, ``floating_point``,
+``discrete_laplace``, ``reconstruction``, ``marginals``, ``synthetic``, ``synthetic_evaluation``,
+``multiplicative_weights``;
 the grading platform is a package of its own, `dpgrader`, which no notebook imports.
 """
 
@@ -90,6 +93,15 @@ from dplib.composition import (
     sequential_epsilon,
 )
 from dplib.datasets import age_sex_categories, load_adult, load_adult_with_pii, load_voter_roll
+from dplib.discrete_laplace import (
+    discrete_laplace_steps,
+    exact_grid_laplace,
+    grid_laplace,
+    on_grid,
+    opendp_laplace,
+    opendp_laplace_epsilon,
+)
+from dplib.dp_gd_accounting import dp_gd_epsilon, dp_gd_rho, gradient_sum_sensitivity, noise_multiplier_for
 from dplib.estimators import (
     ConfidenceInterval,
     estimate_black_fraction,
@@ -107,17 +119,7 @@ from dplib.exponential import (
     score_sensitivity_of_proportion,
 )
 from dplib.fairness import group_outcome_probabilities
-from dplib.floating_point import (
-    can_produce,
-    discrete_laplace_steps,
-    exact_grid_laplace,
-    grid_laplace,
-    on_grid,
-    opendp_laplace,
-    opendp_laplace_epsilon,
-    textbook_laplace,
-    textbook_laplace_output,
-)
+from dplib.floating_point import can_produce, textbook_laplace, textbook_laplace_output
 from dplib.gaussian import (
     analytic_gaussian_sigma,
     gaussian_delta,
@@ -140,10 +142,6 @@ from dplib.laplace import (
     uniform_noise_epsilon,
 )
 from dplib.learning import adult_learning_data, private_accuracy, privatize_columns, train_and_score
-from dplib.marginals import consistent_marginals, marginal, marginal_errors, noisy_marginals
-from dplib.multiplicative_weights import marginal_queries, multiplicative_weights_update, mwem, select_worst_query
-from dplib.privacy_loss import max_privacy_loss, privacy_loss_per_output, satisfies_dp
-from dplib.dp_gd_accounting import dp_gd_epsilon, dp_gd_rho, gradient_sum_sensitivity, noise_multiplier_for
 from dplib.logistic_regression import (
     adult_design_matrices,
     design_matrix,
@@ -152,6 +150,9 @@ from dplib.logistic_regression import (
     nonprivate_logistic_regression,
     per_example_gradients,
 )
+from dplib.marginals import consistent_marginals, marginal, marginal_errors, noisy_marginals
+from dplib.multiplicative_weights import marginal_queries, multiplicative_weights_update, mwem, select_worst_query
+from dplib.privacy_loss import max_privacy_loss, privacy_loss_per_output, satisfies_dp
 from dplib.private_learning import (
     central_accuracy,
     clip_gradients,
@@ -159,9 +160,9 @@ from dplib.private_learning import (
     noisy_gradient_descent,
     noisy_gradient_descent_path,
 )
-from dplib.subsampling import sampled_gaussian_epsilon, subsampled_epsilon
 from dplib.randomized_response import coin_rr, privatize_image, rand_resp
 from dplib.reconstruction import answer_queries, reconstruct, reconstruction_accuracy, subset_queries
+from dplib.subsampling import sampled_gaussian_epsilon, subsampled_epsilon
 from dplib.synthetic import (
     ADULT_DOMAIN,
     ADULT_TREE,

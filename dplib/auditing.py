@@ -123,7 +123,7 @@ def audit_events(selection_d, selection_d_prime, estimation_d, estimation_d_prim
     Examples
     --------
     >>> rng = np.random.default_rng(0)
-    >>> from dplib.floating_point import exact_grid_laplace  # 1-DP on doubles too (rng.laplace is not)
+    >>> from dplib.discrete_laplace import exact_grid_laplace  # 1-DP on doubles too (rng.laplace is not)
     >>> runs = [exact_grid_laplace(np.full(5_000, float(value)), 1.0, rng=rng) for value in (0, 1, 0, 1)]
     >>> audit = audit_events(*runs, np.linspace(-2, 3, 11), 0.05)
     >>> audit.side, audit.numerator, 0.5 < audit.epsilon_lower < 1.0  # (true epsilon: 1)
@@ -167,7 +167,7 @@ def audit_threshold(mechanism, d, d_prime, thresholds, trials: int, alpha: float
 
     Examples
     --------
-    >>> from dplib.floating_point import exact_grid_laplace
+    >>> from dplib.discrete_laplace import exact_grid_laplace
     >>> def laplace_count(data, size=None, rng=None):
     ...     return exact_grid_laplace(float(np.sum(data)), 1 / 0.5, size=size, rng=rng)  # 0.5-DP, exactly
     >>> bound = audit_threshold(laplace_count, [1, 0, 1], [1, 0, 1, 1], np.arange(0, 6), 20_000, 0.05, rng=1)

@@ -20,7 +20,7 @@ H     count + textbook float Laplace(1/ε)         1            ∞ (gaps in the
 ====  ==========================================  ===========  ==========================================
 
 The three correct vendors are ε-DP on the computer, not only on the reals: their noise is an exact
-discrete Laplace number of steps of a power-of-two grid (:func:`dplib.floating_point.exact_grid_laplace`,
+discrete Laplace number of steps of a power-of-two grid (:func:`dplib.discrete_laplace.exact_grid_laplace`,
 the construction OpenDP uses; Canonne, Kamath & Steinke 2020), on answers that lie on that grid (counts;
 E rounds each clamped value to the grid, so its sum is exact), so every output can come from both
 neighbours with probabilities within :math:`e^{\varepsilon}` of each other, exactly. numpy's
@@ -41,7 +41,8 @@ from typing import Callable
 import numpy as np
 
 from dplib._validation import require_binary, require_epsilon, require_numeric_array
-from dplib.floating_point import discrete_laplace_steps, exact_grid_laplace, textbook_laplace
+from dplib.discrete_laplace import discrete_laplace_steps, exact_grid_laplace
+from dplib.floating_point import textbook_laplace
 
 __all__ = ["Vendor", "vendor_mechanisms"]
 
@@ -99,7 +100,7 @@ def laplace_count(data, size=None, rng=None, *, epsilon: float):
     """Number of 1s in ``data`` plus Laplace noise of scale 1 / epsilon on the grid 2**-20, sampled exactly (correct).
 
     A count is a multiple of the grid, so rounding moves nothing: exactly epsilon-DP on doubles
-    (:func:`dplib.floating_point.exact_grid_laplace`).
+    (:func:`dplib.discrete_laplace.exact_grid_laplace`).
     """
     count = float(require_binary(data, "data").sum())
     return _release(0.0, exact_grid_laplace(count, 1.0 / epsilon, GRID, size=_noise_size(size), rng=rng))
@@ -108,7 +109,7 @@ def laplace_count(data, size=None, rng=None, *, epsilon: float):
 def geometric_count(data, size=None, rng=None, *, epsilon: float):
     """Number of 1s plus two-sided geometric noise, P(k) proportional to e^(-epsilon |k|), sampled exactly (correct).
 
-    (:func:`dplib.floating_point.discrete_laplace_steps`; numpy's ``Generator.geometric`` would cut the
+    (:func:`dplib.discrete_laplace.discrete_laplace_steps`; numpy's ``Generator.geometric`` would cut the
     tails off at a largest value, and the outputs farthest out would come from one neighbour only.)
     """
     count = float(require_binary(data, "data").sum())
