@@ -28,12 +28,16 @@ c.CourseDirectory.ignore = [
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
-# Per-cell timeout while autograding (ExecutePreprocessor.timeout would be ignored).
-# An infinite loop costs that student this many seconds and one cell, nothing more.
-c.Execute.timeout = 60
+# Every limit of a grading run, in one place (dpgrader/grading/limits.py lists them with their
+# defaults; `python -m dpgrader.classroom grade --limit NAME=VALUE` changes one for a run).
+# c.Execute.timeout and the sandbox's former settings are refused with their new names.
+# An infinite loop costs that student cell_seconds and one cell, nothing more.
+c.GradingLimits.cell_seconds = 60
+c.GradingLimits.memory_bytes = 2 << 30  # per kernel, with everything it starts
+c.GradingLimits.cpu_cores = 1.0  # a kernel's CPU cap: a classmate graded beside it keeps the rest
 
-# Every grading kernel runs in a bubblewrap sandbox with memory, process, file-size and CPU
-# limits (dpgrader/sandbox/). Without bubblewrap, grading stops and says how to fix it;
+# Every grading kernel runs in a bubblewrap sandbox with those limits (dpgrader/sandbox/).
+# Without bubblewrap, grading stops and says how to fix it;
 # DPLIB_NO_SANDBOX=1 grades unsandboxed anyway (unsafe).
 c.Execute.kernel_manager_class = "dpgrader.sandbox.SandboxedKernelManager"
 

@@ -16,6 +16,23 @@ from dataclasses import asdict, dataclass, field, fields, replace
 
 GiB, MiB = 1 << 30, 1 << 20
 SECTION = "GradingLimits"  # the name of the section in nbgrader_config.py: c.GradingLimits.<limit>
+#: Where these limits were set before they were gathered here: such a setting stops the run with its new name.
+FORMER_SETTINGS = {
+    ("Execute", "timeout"): "cell_seconds",
+    ("GuardedExecute", "timeout"): "cell_seconds",
+    ("GuardedExecute", "time_budget"): "notebook_seconds",
+    ("GuardedExecute", "max_cells"): "cells",
+    ("GuardedExecute", "max_notebook_bytes"): "notebook_bytes",
+    ("GuardedExecute", "max_output_bytes_per_cell"): "output_bytes_per_cell",
+    ("GuardedExecute", "max_output_bytes"): "output_bytes",
+    ("SandboxedKernelManager", "memory_limit"): "memory_bytes",
+    ("SandboxedKernelManager", "process_limit"): "processes",
+    ("SandboxedKernelManager", "file_size_limit"): "file_bytes",
+    ("SandboxedKernelManager", "cpu_limit"): "cpu_seconds",
+    ("SandboxedKernelManager", "cpu_cores"): "cpu_cores",
+    ("SandboxedKernelManager", "work_bytes"): "work_bytes",
+    ("SandboxedKernelManager", "work_files"): "work_files",
+}
 
 
 def limit(default: float, description: str):
@@ -78,9 +95,18 @@ class GradingLimits:
 
     @classmethod
     def from_config(cls, config) -> GradingLimits:
-        """The limits set in a traitlets ``config`` (``c.GradingLimits.<name>``), defaults for the rest."""
-        section = config.get(SECTION, {}) if config is not None else {}
-        return cls().replace(**dict(section))
+        """The limits set in a traitlets ``config`` (``c.GradingLimits.<name>``), defaults for the rest.
+
+        Raises ``ValueError`` for a limit set where it used to be (``c.Execute.timeout``, ...), naming
+        its ``c.GradingLimits`` name: a limit silently ignored would grade with another than the course's.
+        """
+        if config is None:
+            return cls()
+        former = [f"c.{section}.{name} (now c.{SECTION}.{new})" for (section, name), new in FORMER_SETTINGS.items()
+                  if section in config and name in config[section]]
+        if former:
+            raise ValueError("grading limits are set in c.GradingLimits only; move " + ", ".join(former))
+        return cls().replace(**dict(config.get(SECTION, {})))
 
     def to_config(self, config) -> None:
         """Write these limits into a traitlets ``config`` (its ``c.GradingLimits`` section)."""

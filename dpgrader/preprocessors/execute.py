@@ -14,9 +14,10 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import writes as nbformat_writes
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
-from traitlets import Bool, Dict, Float, Int, List, Unicode
+from traitlets import Bool, Dict, List, Unicode
 
 from dpgrader import guard
+from dpgrader.grading.limits import GradingLimits
 from dpgrader.outcomes import Status, note
 from dpgrader.sandbox.stderr import last_error_line
 from dpgrader.preprocessors.cells import (
@@ -66,9 +67,10 @@ class GuardedExecute(Execute):
       after a timeout, the cells that already ran keep their results; the failing cell
       and every later code cell get an error output saying why, so their tests score 0
       and the notebook is still graded.
-    - The notebook's cells share a wall-clock budget (:attr:`time_budget`, set per assignment by the
-      class grader from the reference's run time): a cell's limit is the smaller of ``c.Execute.timeout``
-      and what is left; past it the later cells are not run (status ``time_budget``).
+    - The notebook's cells share a time budget (``GradingLimits.notebook_seconds``, set per assignment by
+      the class grader from the reference's run time): a cell's limit is the smaller of
+      ``GradingLimits.cell_seconds`` and what is left; past it the later cells are not run (status
+      ``time_budget``). Every limit is read from ``c.GradingLimits`` (:mod:`dpgrader.grading.limits`).
     - Both limits count the time the kernel got, not the time others took from it: checked every
       :data:`POLL_SECONDS`, an interval in which the kernel's cgroup got less than its CPU share is
       charged its wall-clock time less the seconds the kernel's threads waited, ready to run, for a
@@ -97,14 +99,14 @@ class GuardedExecute(Execute):
         help=Execute.error_on_timeout.help,
     ).tag(config=True)
 
-    max_cells = Int(1000, help="Notebooks with more cells are refused before anything runs.").tag(config=True)
-    max_notebook_bytes = Int(16 << 20, help="Notebooks larger than this are refused before anything runs.").tag(config=True)
-    max_output_bytes_per_cell = Int(2 << 20, help="Output kept per cell; the rest is dropped.").tag(config=True)
-    max_output_bytes = Int(16 << 20, help="Output kept per notebook; the rest is dropped.").tag(config=True)
-    time_budget = Float(
-        900.0, help="Wall-clock seconds for all the cells of one notebook; the cells after it are not run. "
-                    "The class grader sets it from the reference solution's run time (--time-budget-factor).",
-    ).tag(config=True)
+    @property
+    def limits(self) -> GradingLimits:
+        """The limits of this run (``c.GradingLimits``), read once per notebook."""
+        if self._limits is None:
+            self._limits = GradingLimits.from_config(self.config)
+        return self._limits
+
+    _limits: GradingLimits | None = None
 
     async def async_start_new_kernel_client(self):
         """Start the client; a kernel that dies before it answers is an error that says why, in its words."""
@@ -120,6 +122,8 @@ class GuardedExecute(Execute):
     start_new_kernel_client = run_sync(async_start_new_kernel_client)  # as nbclient's: the sync name it calls
 
     def preprocess(self, nb: NotebookNode, resources: dict | None = None, km=None):
+        self._limits = None
+        self.timeout = self.limits.cell_seconds
         self._guard_code = self._guard_setup(resources) if self.guard else None
         self._stopped = None
         self._output_bytes, self._cell_bytes, self._truncated = 0, {}, set()
@@ -128,9 +132,10 @@ class GuardedExecute(Execute):
         self._cell_limit = None  # the running cell's limit, and (below) what was charged of it
         self._reading = None
         size = len(nbformat_writes(nb))
-        if len(nb.cells) > self.max_cells or size > self.max_notebook_bytes:
-            what = (f"{len(nb.cells)} cells (at most {self.max_cells})" if len(nb.cells) > self.max_cells
-                    else f"{size} bytes (at most {self.max_notebook_bytes})")
+        cells, most_bytes = self.limits.cells, self.limits.notebook_bytes
+        if len(nb.cells) > cells or size > most_bytes:
+            what = (f"{len(nb.cells)} cells (at most {cells})" if len(nb.cells) > cells
+                    else f"{size} bytes (at most {most_bytes})")
             note(Status.TOO_LARGE, f"{self._notebook}: the notebook has {what}: refused, nothing was run")
             for cell in nb.cells:
                 if cell.cell_type == "code":
@@ -142,14 +147,15 @@ class GuardedExecute(Execute):
         """Keep a cell's outputs up to the per-cell and per-notebook byte limits; drop the rest."""
         size = len(str(msg.get("content", "")))
         used = self._cell_bytes.get(cell_index, 0)
-        if used + size > self.max_output_bytes_per_cell or self._output_bytes + size > self.max_output_bytes:
+        per_cell, per_notebook = self.limits.output_bytes_per_cell, self.limits.output_bytes
+        if used + size > per_cell or self._output_bytes + size > per_notebook:
             if cell_index not in self._truncated:
                 self._truncated.add(cell_index)
                 note(Status.OUTPUT_LIMIT,
                      f"{self._notebook}: cell {cell_index} printed more than the output limit: the rest was dropped")
                 outs.append(NotebookNode(output_type="stream", name="stdout", text=(
-                    f"\n[output truncated: more than {self.max_output_bytes_per_cell} bytes in this cell "
-                    f"or {self.max_output_bytes} in the notebook]\n")))
+                    f"\n[output truncated: more than {per_cell} bytes in this cell "
+                    f"or {per_notebook} in the notebook]\n")))
             return None
         self._cell_bytes[cell_index] = used + size
         self._output_bytes += size
@@ -171,13 +177,14 @@ class GuardedExecute(Execute):
             return 0.0
         (wall0, waited0, cpu0), (wall1, waited1, cpu1) = now, self._reading
         cpu = cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None
-        charge = _charged(wall1 - wall0, waited1 - waited0, cpu, getattr(self.km, "cpu_cores", None))
+        cores = self.km.limits.cpu_cores if isinstance(getattr(self.km, "limits", None), GradingLimits) else None
+        charge = _charged(wall1 - wall0, waited1 - waited0, cpu, cores)
         self._budget_used += charge
         self._cell_used += charge
         return charge
 
     def _budget_left(self) -> float:
-        return self.time_budget - self._budget_used
+        return self.limits.notebook_seconds - self._budget_used
 
     async def _async_handle_timeout(self, timeout, cell=None):
         if self._cell_limit is not None:  # a poll (every POLL_SECONDS): is the cell past its limit yet?
@@ -278,9 +285,9 @@ class GuardedExecute(Execute):
         cell.outputs = list(cell.get("outputs", [])) + [_error(ename, what + "; the cells after it were not run")]
 
     def _stop_for_budget(self, cell: NotebookNode, index: int) -> None:
-        """The notebook used up :attr:`time_budget`: this cell (if it was cut short) and every later one score 0."""
+        """The notebook used up ``limits.notebook_seconds``: this cell (if it was cut short) and every later one score 0."""
         name = cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index}"
-        what = f"the notebook used up its time budget of {self.time_budget:.0f} s"
+        what = f"the notebook used up its time budget of {self.limits.notebook_seconds:.0f} s"
         note(Status.TIME_BUDGET, f"{self._notebook}: {what} at {name}; later cells were not run")
         self._stopped = f"not run: {what}"
         cell.outputs = list(cell.get("outputs", [])) + [_error("TimeBudgetExceeded", what)]

@@ -11,8 +11,9 @@ import tempfile
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Bool, Float, Int
+from traitlets import Bool
 
+from dpgrader.grading.limits import GradingLimits
 from dpgrader.outcomes import Status, measure, note
 from dpgrader.sandbox.cgroup import KernelCgroup
 from dpgrader.guard.zygote import KERNEL_ARGUMENTS
@@ -38,13 +39,18 @@ class SandboxedKernelManager(AsyncKernelManager):
     and processes have no fallback).
     """
 
-    memory_limit = Int(2 * GiB, help="Bytes of memory for the kernel and all it starts.").tag(config=True)
-    process_limit = Int(64, help="Processes (and threads) the kernel may have at once.").tag(config=True)
-    file_size_limit = Int(256 * MiB, help="Largest file the kernel may write, in bytes.").tag(config=True)
-    cpu_limit = Int(600, help="CPU seconds of the kernel process (per notebook).").tag(config=True)
-    cpu_cores = Float(1.0, help="Cores the kernel and all it starts may use at once (its cgroup's CPU cap).").tag(config=True)
-    work_bytes = Int(256 * MiB, help="Bytes the kernel may write in its work folder (and, as much again, in /tmp).").tag(config=True)
-    work_files = Int(2000, help="Files and folders the kernel may create in its work folder and /tmp together.").tag(config=True)
+    @property
+    def limits(self) -> GradingLimits:
+        """Memory, processes, CPU, files and disk of the kernel: ``c.GradingLimits`` (:mod:`dpgrader.grading.limits`)."""
+        if self._limits is None:
+            self._limits = GradingLimits.from_config(self.config)
+        return self._limits
+
+    @limits.setter
+    def limits(self, limits: GradingLimits) -> None:
+        self._limits = limits
+
+    _limits: GradingLimits | None = None
     preforked = Bool(True, help="Fork each kernel from a sandboxed zygote that imported the course's libraries "
                                 "once (dpgrader.sandbox.zygote); False: start every kernel from scratch.").tag(config=True)
 
@@ -62,7 +68,7 @@ class SandboxedKernelManager(AsyncKernelManager):
             self.ip = str(self._channel_dir / "zmq")
             self.connection_file = str(self._channel_dir / "connection.json")
         kernel_cmd, kw = await super()._async_pre_start_kernel(**kw)
-        self._cgroup = KernelCgroup(self.memory_limit, self.process_limit, self.cpu_cores) if self.sandboxed else None
+        self._cgroup = KernelCgroup(self.limits.memory_bytes, self.limits.processes, self.limits.cpu_cores) if self.sandboxed else None
         if self.sandboxed:
             self._report_missing_limits()
             kernel_cmd = [*kernel_cmd, *KERNEL_ARGUMENTS]
@@ -96,7 +102,7 @@ class SandboxedKernelManager(AsyncKernelManager):
                         return
                     except ZygoteUnavailable as error:
                         self.log.warning("Starting the kernel from scratch: %s", error)
-                kernel_cmd = bwrap_command(kernel_cmd, self._workdir, self._channel_dir, self.work_bytes)
+                kernel_cmd = bwrap_command(kernel_cmd, self._workdir, self._channel_dir, self.limits.work_bytes)
             await super()._async_launch_kernel(kernel_cmd, **kw)
         finally:
             if self._stderr is not None:
@@ -107,7 +113,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         connection = dict(self.get_connection_info())
         connection.update(key=connection["key"].decode(), ip=KERNEL_IP)
         zygote = Zygote.for_python(kernel_cmd[0], self.log)
-        process = zygote.spawn(connection, self._rlimits(), self.work_bytes, self._cgroup, self._stderr.write_fd,
+        process = zygote.spawn(connection, self._rlimits(), self.limits.work_bytes, self._cgroup, self._stderr.write_fd,
                                _kernel_arguments(kernel_cmd))
         measure("kernel_cpu", zygote.take_cpu_seconds())  # the imports (first kernel), then a fork
         provisioner = self.provisioner
@@ -118,10 +124,11 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     def _rlimits(self) -> dict[str, tuple[int, int]]:
         """The kernel's rlimits (soft, hard) by ``resource`` name; address space only without a memory cgroup."""
-        limits = {"RLIMIT_CORE": (0, 0), "RLIMIT_FSIZE": (self.file_size_limit, self.file_size_limit),
-                  "RLIMIT_CPU": (self.cpu_limit, self.cpu_limit + 5)}
+        file_bytes, cpu_seconds = self.limits.file_bytes, self.limits.cpu_seconds
+        limits = {"RLIMIT_CORE": (0, 0), "RLIMIT_FSIZE": (file_bytes, file_bytes),
+                  "RLIMIT_CPU": (cpu_seconds, cpu_seconds + 5)}
         if self._cgroup is None or self._cgroup.memory is None:
-            address_space = self.memory_limit + 2 * GiB  # virtual, not resident: leave room for mappings
+            address_space = self.limits.memory_bytes + 2 * GiB  # virtual, not resident: leave room for mappings
             limits["RLIMIT_AS"] = (address_space, address_space)
         return limits
 
@@ -177,11 +184,11 @@ class SandboxedKernelManager(AsyncKernelManager):
                 continue
             used = (usage.f_blocks - usage.f_bfree) * usage.f_frsize
             files += usage.f_files - usage.f_ffree
-            if used >= self.work_bytes - MiB:
+            if used >= self.limits.work_bytes - MiB:
                 where = "its work folder" if folder != "/tmp" else "/tmp"
-                return f"the notebook filled {where} ({used >> 20} MB of {self.work_bytes >> 20} MB)"
-        if files > self.work_files:
-            return f"the notebook created {files} files (at most {self.work_files})"
+                return f"the notebook filled {where} ({used >> 20} MB of {self.limits.work_bytes >> 20} MB)"
+        if files > self.limits.work_files:
+            return f"the notebook created {files} files (at most {self.limits.work_files})"
         return None
 
     def _sandbox_root(self) -> str | None:
@@ -237,7 +244,7 @@ class SandboxedKernelManager(AsyncKernelManager):
                 note(status, message)
         code = self.provisioner.process.returncode if self.provisioner and getattr(self.provisioner, "process", None) else None
         if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
-            note(Status.CPU_LIMIT, f"the kernel used up its {self.cpu_limit} CPU seconds and was stopped")
+            note(Status.CPU_LIMIT, f"the kernel used up its {self.limits.cpu_seconds} CPU seconds and was stopped")
 
 
 def _kernel_arguments(kernel_cmd: list[str]) -> list[str]:

@@ -41,7 +41,7 @@ def build_class(target: Path, n_students: int = 30, assignments: list[str] | Non
     if cell_timeout:
         with open(course.root / "nbgrader_config.py", "a") as config:
             config.write(f"\n# The simulation: a shorter per-cell limit, so its infinite loops cost little.\n"
-                         f"c.Execute.timeout = {int(cell_timeout)}\n")
+                         f"c.GradingLimits.cell_seconds = {int(cell_timeout)}\n")
     if progress:
         print(f"releasing {len(names)} assignments ...", flush=True)
     course.generate_assignments()

@@ -210,7 +210,7 @@ def attacked(tmp_path_factory):
     (home / ".config" / "marker").write_text("the grader's home\n")
     course = Course.from_repo(base / "course", [ASSIGNMENT])
     with open(course.root / "nbgrader_config.py", "a") as config:
-        config.write("\nc.Execute.timeout = 60\n")
+        config.write("\nc.GradingLimits.cell_seconds = 60\n")
     course.generate_assignment(ASSIGNMENT)
     targets = {"course": str(course.root), "home": str(home), "site": str(SITE), "dplib": str(DPLIB_DIR)}
     students = {

@@ -187,7 +187,7 @@ def _digest(folder: Path) -> str:
 def graded(tmp_path_factory):
     course = Course.from_repo(tmp_path_factory.mktemp("failure_modes"), [ASSIGNMENT])
     with open(course.root / "nbgrader_config.py", "a") as config:
-        config.write(f"\nc.Execute.timeout = {CELL_TIMEOUT}\n")
+        config.write(f"\nc.GradingLimits.cell_seconds = {CELL_TIMEOUT}\n")
     course.generate_assignment(ASSIGNMENT)
     for student, notebook in STUDENTS.items():
         folder = course.root / "submitted" / student / ASSIGNMENT

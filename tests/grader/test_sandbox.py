@@ -19,6 +19,7 @@ from nbclient import NotebookClient
 import dplib
 from dpgrader import sandbox
 from dpgrader.course import REPO_ROOT
+from dpgrader.grading.limits import GradingLimits
 from dpgrader.outcomes import Status, take_notes
 from dpgrader.preprocessors import scrub, secret_lines
 
@@ -58,7 +59,7 @@ def probed(tmp_path_factory):
     class Limited(sandbox.SandboxedKernelManager):
         def __init__(self, **kwargs):
             super().__init__(**kwargs)
-            self.file_size_limit, self.process_limit = 2**20, 25
+            self.limits = GradingLimits(file_bytes=2**20, processes=25)
 
     NotebookClient(notebook, timeout=60, kernel_manager_class=Limited,
                    resources={"metadata": {"path": str(work)}}).execute()
@@ -148,7 +149,7 @@ def test_a_kernel_past_its_cpu_seconds_is_stopped_and_noted(tmp_path):
     class ThreeSeconds(sandbox.SandboxedKernelManager):
         def __init__(self, **kwargs):
             super().__init__(**kwargs)
-            self.cpu_limit = 3
+            self.limits = GradingLimits(cpu_seconds=3)
 
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("while True:\n    pass")])
     take_notes()
