@@ -1,0 +1,201 @@
+"""The grading run's typed spine: one task, one result, one set of limits, explicit severity, flags as values.
+
+What crosses the worker's pipe is a :class:`GradingTask` or a :class:`GradingResult` turned into JSON
+and back, equal to itself; a status is decided from typed problems, never from message text; every
+limit has one home (:class:`GradingLimits`) and a setting left where a limit used to live stops the run
+with its new name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import nbformat
+import pytest
+from traitlets.config import Config
+
+from dpgrader import Course
+from dpgrader.classroom.cli import main
+from dpgrader.course import REPO_ROOT
+from dpgrader.grading.limits import FORMER_SETTINGS, GradingLimits, describe, names, parse_override
+from dpgrader.grading.task import CellScore, GradingResult, GradingTask, NotebookResult
+from dpgrader.grading.worker import grade, prepare
+from dpgrader.outcomes import UNGRADED, ZERO, Effect, Flag, RowLabel, Status
+
+ASSIGNMENT = "01_definition"
+SOURCE = REPO_ROOT / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+
+
+def _task(tmp_path: Path, **changes) -> GradingTask:
+    course = Course.from_repo(tmp_path / "course", [ASSIGNMENT])
+    template = tmp_path / "template.db"
+    template.write_bytes(b"")
+    submission = tmp_path / "handed_in"
+    submission.mkdir(exist_ok=True)
+    task = GradingTask(course.root, ASSIGNMENT, "ada", submission, tmp_path / "scratch" / "course", template, "t0k3n")
+    return dataclasses.replace(task, **changes)
+
+
+# --- what crosses the pipe ----------------------------------------------------------------------------
+
+
+def test_a_task_crosses_the_pipe_unchanged(tmp_path):
+    task = _task(tmp_path).with_limits(notebook_seconds=42.5, memory_bytes=1 << 29)
+    line = task.to_json()
+    assert "\n" not in line
+    back = GradingTask.from_json(line)
+    assert back == task and isinstance(back.scratch, Path) and isinstance(back.limits, GradingLimits)
+    assert back.limits.notebook_seconds == 42.5 and back.timeout == task.limits.submission_seconds
+    assert dataclasses.replace(back, preflight=True).timeout == task.limits.preflight_seconds
+
+
+def test_a_result_crosses_the_pipe_unchanged(tmp_path):
+    result = GradingResult(
+        "t0k3n", Status.TIMED_OUT, ("ex1 timed out after 60 s",),
+        {"nb": NotebookResult({"test_a": CellScore(2.0, False), "answer": CellScore(None, True)}, {"answer": None}, 1.5)},
+        "2026-11-26T01:00:00", tmp_path / "autograded", None, 3.25, 1.5, "log")
+    back = GradingResult.from_json(result.to_json())
+    assert back == result and back.status is Status.TIMED_OUT and isinstance(back.autograded, Path)
+    assert back.notebooks["nb"].scores["answer"] == CellScore(None, True)
+
+
+@pytest.mark.parametrize("line", ['[1, 2]', '"ok"', '{"token": "t"}', '{"token": "t", "status": "great"}', "not json"])
+def test_a_line_that_is_not_a_result_is_refused(line):
+    with pytest.raises((ValueError, TypeError, KeyError)):
+        GradingResult.from_json(line)
+
+
+def test_tasks_and_results_are_frozen(tmp_path):
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        _task(tmp_path).student = "bo"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        GradingResult("t", Status.OK).status = Status.ERROR
+
+
+# --- a status from typed problems, not from message text ----------------------------------------------
+
+
+def _write(folder: Path, name: str, text: str) -> None:
+    (folder / name).write_text(text)
+
+
+@pytest.mark.parametrize(("handed_in", "status"), [
+    ({}, Status.MISSING),
+    ({"a.ipynb": "{ not json"}, Status.UNREADABLE),
+    ({"a.ipynb": "x" * 4096}, Status.TOO_LARGE),
+    ({"a.ipynb": "{ not json", "b.ipynb": "x" * 4096}, Status.TOO_LARGE),
+])
+def test_a_submission_with_nothing_gradable_gets_its_status_from_what_was_found(tmp_path, handed_in, status):
+    """Nothing here names a status in a message the worker reads back: a refused notebook is a typed problem."""
+    task = _task(tmp_path).with_limits(notebook_bytes=2048)
+    for name, text in handed_in.items():
+        _write(task.submission, name, text)
+    result = grade(task)
+    assert (result.status, result.token) == (status, "t0k3n"), result
+    assert len(result.messages) == max(1, len(handed_in)) and not result.notebooks
+
+
+def test_prepare_names_each_notebook_left_out_with_its_status(tmp_path):
+    task = _task(tmp_path).with_limits(notebook_bytes=2048)
+    _write(task.submission, "big.ipynb", "x" * 4096)
+    _write(task.submission, "broken.ipynb", "[1, 2]")
+    nbformat.write(nbformat.read(str(SOURCE), as_version=4), str(task.submission / "fine.ipynb"))
+    problems = prepare(task.with_limits(notebook_bytes=1 << 24))
+    assert [status for status, _ in problems] == [Status.UNREADABLE, Status.UNREADABLE]  # big, broken; fine is kept
+    problems = prepare(dataclasses.replace(task, scratch=tmp_path / "again" / "course"))  # fine.ipynb > 2048 bytes
+    assert [status for status, _ in problems] == [Status.TOO_LARGE, Status.UNREADABLE, Status.TOO_LARGE]
+    assert any(message.startswith("big.ipynb is larger than 2048 bytes") for _, message in problems)
+
+
+# --- one set of limits --------------------------------------------------------------------------------
+
+
+def test_every_limit_has_a_description_a_positive_default_and_a_type():
+    for name, default, description in describe():
+        assert default > 0 and len(description) > 20, name
+    assert names()[0] == "cell_seconds" and len(names()) == len(set(names()))
+    assert set(FORMER_SETTINGS.values()) <= set(names())
+
+
+@pytest.mark.parametrize("bad", [{"cell_seconds": 0}, {"memory_bytes": -1}, {"processes": True}, {"cpu_cores": "1"}])
+def test_a_limit_that_is_not_a_positive_number_is_refused_with_its_name(bad):
+    (name,) = bad
+    with pytest.raises(ValueError, match=f"GradingLimits.{name} must be a positive number"):
+        GradingLimits(**bad)
+
+
+def test_limits_come_from_the_config_then_the_command_line():
+    config = Config()
+    config.GradingLimits.cell_seconds = 30
+    limits = GradingLimits.from_config(config)
+    assert limits.cell_seconds == 30.0 and limits.memory_bytes == GradingLimits().memory_bytes
+    assert limits.replace(**dict([parse_override("memory_bytes=1073741824")])).memory_bytes == 1 << 30
+    with pytest.raises(ValueError, match="unknown grading limit timeout"):
+        limits.replace(timeout=3)
+    for text in ("timeout=3", "cell_seconds", "cell_seconds=soon"):
+        with pytest.raises(ValueError, match="cell_seconds"):
+            parse_override(text)
+    written = Config()
+    limits.to_config(written)
+    assert GradingLimits.from_config(written) == limits
+
+
+@pytest.mark.parametrize(("section", "name"), sorted(FORMER_SETTINGS))
+def test_a_limit_set_where_it_used_to_live_stops_the_run_with_its_new_name(section, name):
+    config = Config()
+    config[section][name] = 5
+    with pytest.raises(ValueError, match=rf"c\.{section}\.{name} \(now c\.GradingLimits\.{FORMER_SETTINGS[section, name]}\)"):
+        GradingLimits.from_config(config)
+
+
+def test_the_time_budget_is_the_factor_times_the_reference_and_at_least_the_floor():
+    limits = GradingLimits(time_budget_factor=10, min_notebook_seconds=30)
+    assert limits.time_budget(2.0).notebook_seconds == 30.0
+    assert limits.time_budget(12.0).notebook_seconds == 120.0
+    assert limits.time_budget(12.0).cell_seconds == limits.cell_seconds
+
+
+def test_the_repository_config_sets_limits_only_in_grading_limits():
+    limits = GradingLimits.from_config(Course(REPO_ROOT).config())
+    assert limits.cell_seconds == 60 and limits.cpu_cores == 1.0
+
+
+def test_the_command_line_refuses_an_unknown_limit_naming_the_known_ones(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["grade", "--limit", "timeout=3"])
+    assert exit_.value.code == 2
+    said = capsys.readouterr().err
+    assert "timeout=3" in said and "cell_seconds" in said and "memory_bytes" in said
+
+
+# --- severity and flags ---------------------------------------------------------------------------------
+
+
+def test_severity_is_explicit_and_decides_the_worst():
+    severities = [status.severity for status in Status]
+    assert len(set(severities)) == len(severities), "two outcomes may not be equally bad"
+    for first in Status:
+        for second in Status:
+            assert Status.worst(first, second).severity == max(first.severity, second.severity)
+    assert Status.worst() is Status.OK and Status.OK.severity == min(severities)
+    assert UNGRADED == (Status.ERROR, Status.KILLED)
+    assert ZERO == (Status.MISSING, Status.UNREADABLE, Status.TOO_LARGE, Status.REFUSED)
+    assert all(status.effect in Effect and status.meaning for status in Status)
+
+
+def test_row_labels_are_not_outcomes():
+    assert not set(RowLabel) & set(Status)
+    for label in RowLabel:
+        with pytest.raises(ValueError):
+            Status(label.value)
+
+
+def test_a_flag_is_a_value_made_text_only_for_people():
+    flag = Flag("introspection", "reads the callers' frames; twice", "ex1", 3)
+    assert str(flag) == "introspection: reads the callers' frames, twice (ex1, line 3)"  # one line, no ";"
+    assert str(Flag.from_text(str(flag))) == str(flag)
+    copy = Flag("copy", "ex1 matches the submission of ada (similarity 0.93)", "ex1",
+                anonymous_reason="ex1 matches another submission (similarity 0.93)")
+    assert "ada" in str(copy) and "ada" not in str(copy.anonymous())
+    assert Flag("review", "no classmate here").anonymous() == Flag("review", "no classmate here")
