@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import types
 
-from dpgrader.guard.snapshot import _MISSING, _worth_restoring
+from dpgrader.guard.snapshot import MISSING, worth_restoring
 
 _SHELL_METHODS = (
     "run_cell", "run_cell_async", "_run_cell", "run_ast_nodes", "run_code", "transform_cell",
@@ -44,7 +44,7 @@ class ShellGuard:
             shell.input_transformers_post,
             shell.ast_transformers,
         ]
-        self.methods = {name: vars(shell).get(name, _MISSING) for name in _SHELL_METHODS}
+        self.methods = {name: vars(shell).get(name, MISSING) for name in _SHELL_METHODS}
 
     def restore(self) -> None:
         shell = self.shell
@@ -54,9 +54,9 @@ class ShellGuard:
             if any(_from_user_code(hook) for hook in hooks):
                 hooks[:] = [hook for hook in hooks if not _from_user_code(hook)]
         for name, saved in self.methods.items():
-            current = vars(shell).get(name, _MISSING)
+            current = vars(shell).get(name, MISSING)
             if current is not saved:
-                if saved is _MISSING:
+                if saved is MISSING:
                     del vars(shell)[name]
                 else:
                     vars(shell)[name] = saved
@@ -92,7 +92,7 @@ class KernelGuard:
         self.instances = [obj for obj in (shell, kernel, session, getattr(shell, "displayhook", None),
                                           getattr(shell, "display_pub", None), sys.stdout, sys.stderr)
                           if obj is not None]
-        self.instance_methods = [(obj, {name: vars(obj).get(name, _MISSING) for name in _KERNEL_INSTANCE_METHODS})
+        self.instance_methods = [(obj, {name: vars(obj).get(name, MISSING) for name in _KERNEL_INSTANCE_METHODS})
                                  for obj in self.instances if hasattr(obj, "__dict__")]
         self.handlers = [(table, dict(table)) for table in (getattr(kernel, "shell_handlers", None),
                                                             getattr(kernel, "control_handlers", None))
@@ -134,7 +134,7 @@ class KernelGuard:
                 except (AttributeError, TypeError):
                     pass
             for key, value in saved.items():
-                if current.get(key, _MISSING) is not value and _worth_restoring("", value):
+                if current.get(key, MISSING) is not value and worth_restoring("", value):
                     try:
                         setattr(cls, key, value)
                         restored.append(f"{cls.__qualname__}.{key}")
@@ -143,8 +143,8 @@ class KernelGuard:
         for obj, saved in self.instance_methods:
             namespace = vars(obj)
             for name, value in saved.items():
-                if namespace.get(name, _MISSING) is not value:
-                    if value is _MISSING:
+                if namespace.get(name, MISSING) is not value:
+                    if value is MISSING:
                         namespace.pop(name, None)
                     else:
                         namespace[name] = value

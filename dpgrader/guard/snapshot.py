@@ -19,14 +19,14 @@ TRUSTED_PACKAGES = (
 )
 
 _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset)
-_MISSING = object()
+MISSING = object()  # "no such binding" (None may be a value)
 
 
 def _trusted(module_name: str) -> bool:
     return module_name.split(".", 1)[0] in TRUSTED_PACKAGES
 
 
-def _worth_restoring(name: str, value) -> bool:
+def worth_restoring(name: str, value) -> bool:
     """Functions, classes, modules, descriptors and public constants; not mutable state."""
     if isinstance(value, (type, types.ModuleType)) or callable(value) or hasattr(type(value), "__get__"):
         return True
@@ -61,7 +61,7 @@ class Snapshot:
                     if isinstance(value, types.FunctionType) and id(value) not in seen_functions:
                         seen_functions.add(id(value))
                         self.functions.append((value, _function_state(value)))
-            self.modules.append((namespace, _Bindings({k: v for k, v in list(namespace.items()) if _worth_restoring(k, v)})))
+            self.modules.append((namespace, _Bindings({k: v for k, v in list(namespace.items()) if worth_restoring(k, v)})))
             for value in list(namespace.values()):
                 if (
                     isinstance(value, type)
@@ -70,7 +70,7 @@ class Snapshot:
                     and value.__module__ != "builtins"
                 ):
                     seen_classes.add(id(value))
-                    attributes = {k: v for k, v in list(vars(value).items()) if _worth_restoring(k, v)}
+                    attributes = {k: v for k, v in list(vars(value).items()) if worth_restoring(k, v)}
                     self.classes.append((value, _Bindings(attributes)))
 
     def restore(self) -> list[str]:
@@ -79,7 +79,7 @@ class Snapshot:
         for namespace, saved in self.modules:
             if saved.any_rebound(namespace):
                 for key, value in saved.items():
-                    if namespace.get(key, _MISSING) is not value:
+                    if namespace.get(key, MISSING) is not value:
                         namespace[key] = value
                         restored.append(f"{namespace.get('__name__', '?')}.{key}")
         for cls, saved in self.classes:
@@ -87,7 +87,7 @@ class Snapshot:
             if not saved.any_rebound(current):
                 continue
             for key, value in saved.items():
-                if current.get(key, _MISSING) is not value:
+                if current.get(key, MISSING) is not value:
                     try:
                         setattr(cls, key, value)
                     except (AttributeError, TypeError):
@@ -99,7 +99,7 @@ class Snapshot:
                     dict(state[2]) if state[2] is not None else None)
                 restored.append(f"{function.__module__}.{function.__qualname__} (code or defaults)")
         for key, value in self.names.items():
-            if self.user_ns.get(key, _MISSING) is not value:
+            if self.user_ns.get(key, MISSING) is not value:
                 self.user_ns[key] = value
                 restored.append(key)
         return restored
