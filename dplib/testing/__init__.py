@@ -31,9 +31,10 @@ Rules these helpers enforce for every test that uses them:
 
 The package holds the harness (:func:`quiet`, :func:`disabled`, :func:`substituted`) here,
 the derivation of what :func:`disabled` switches off in :mod:`.delegation`, the type checks of
-the student's values in :mod:`.values` and the statistical checks in :mod:`.checks`; every
-name below is importable from ``dplib.testing``. The checks look up :func:`quiet` here when
-called, so the grading guard's wrapper of it (:mod:`dpgrader.guard`) applies to them too.
+the student's values in :mod:`.values`, the statistical checks in :mod:`.checks` and the check
+that a mechanism draws new randomness in :mod:`.randomness`; every name below is importable from
+``dplib.testing``. The checks look up :func:`quiet` here when called, so the grading guard's
+wrapper of it (:mod:`dpgrader.guard`) applies to them too.
 """
 
 from __future__ import annotations
@@ -180,7 +181,7 @@ def substituted(namespace: dict, **names):
                 namespace[name] = value
 
 
-# The checks, after the harness they use (dplib.testing.checks and .values import this package).
+# The checks, after the harness they use (dplib.testing.checks, .randomness and .values import this package).
 from dplib.testing.checks import (  # noqa: E402
     DEFAULT_FALSE_FAILURE,
     MIN_DISTRIBUTION_SAMPLES,
@@ -190,7 +191,7 @@ from dplib.testing.checks import (  # noqa: E402
     check_close,
     check_distribution,
     check_fraction,
-    check_is_random,
     check_mean,
 )
+from dplib.testing.randomness import check_is_random  # noqa: E402
 from dplib.testing.values import check_array, check_bool, check_equal, check_frame, check_number  # noqa: E402

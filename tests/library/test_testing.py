@@ -780,7 +780,7 @@ def test_the_replay_touches_no_lock_another_thread_holds(monkeypatch):
     import threading
     import time
 
-    from dplib.testing import checks
+    from dplib.testing import randomness
 
     class SlowSink(io.RawIOBase):
         def writable(self):
@@ -792,7 +792,7 @@ def test_the_replay_touches_no_lock_another_thread_holds(monkeypatch):
 
     stdout = io.TextIOWrapper(io.BufferedWriter(SlowSink(), buffer_size=1), write_through=True)
     monkeypatch.setattr(sys, "stdout", stdout)
-    monkeypatch.setattr(checks, "REPLAY_GRACE_SECONDS", 3.0)
+    monkeypatch.setattr(randomness, "REPLAY_GRACE_SECONDS", 3.0)
     stop = threading.Event()
     chatter = threading.Thread(target=lambda: [stdout.write("output thread\n") for _ in iter(stop.is_set, True)])
     chatter.start()
@@ -809,7 +809,7 @@ def test_the_replay_fails_closed(monkeypatch, replay_children):
     import os
     import time
 
-    from dplib.testing import checks, replay
+    from dplib.testing import randomness, replay
 
     def no_fork():
         raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
@@ -820,7 +820,7 @@ def test_the_replay_fails_closed(monkeypatch, replay_children):
     with pytest.raises(AssertionError, match=r"^x: could not run the 2 calls a second time from the same state to check "
                                              r"for a fixed seed \(ZeroDivisionError: division by zero\)\.$"):
         testing.check_is_random(raises_in_the_replay, np.zeros(100), what="x")
-    monkeypatch.setattr(checks, "REPLAY_GRACE_SECONDS", 0.5)
+    monkeypatch.setattr(randomness, "REPLAY_GRACE_SECONDS", 0.5)
     hangs_in_the_replay = lambda x: fresh(x) if os.getpid() == parent else time.sleep(60)  # noqa: E731
     started = time.monotonic()
     with pytest.raises(AssertionError, match=r"\(the replay did not finish within \d+ s\)"):
@@ -833,9 +833,9 @@ def test_the_replay_fails_closed(monkeypatch, replay_children):
 
 
 def test_without_fork_only_the_calls_are_compared(monkeypatch):
-    from dplib.testing import checks
+    from dplib.testing import randomness
 
-    monkeypatch.setattr(checks, "_CAN_REPLAY", False)  # as on macOS or Windows: today's check, stated in the docstring
+    monkeypatch.setattr(randomness, "_CAN_REPLAY", False)  # as on macOS or Windows: today's check, stated in the docstring
     laplace_mech = notebook_namespace(SEEDED_AT_MODULE_LEVEL)["laplace_mech"]
     assert outcome(laplace_mech, np.zeros(100), 1.0, 1.0) == "passes"
     assert outcome(lambda x: x, np.zeros(100)) == "the same every call"

@@ -1,0 +1,168 @@
+"""The check that a randomized mechanism draws new randomness: :func:`check_is_random`.
+
+A distribution test cannot tell a mechanism from a fixed table of well-chosen values; this check
+fails one that returns the same value on every call, or that draws from a generator seeded once
+(run again from the same state in a forked copy of the process, :mod:`dplib.testing.replay`, it
+returns the same values). Like the other checks (:mod:`dplib.testing.checks`) it compares plain
+copies of the student's values (:mod:`dplib.testing.values`), runs them under
+:func:`dplib.testing.quiet` (looked up when called) and keeps its defaults out of a student cell's
+reach (:func:`dplib.testing.checks.keeping_defaults`).
+"""
+
+from __future__ import annotations
+
+import builtins
+import time
+
+import numpy as np
+import pandas as pd
+
+import dplib.testing as _testing
+from dplib.testing.checks import fail, keeping_defaults
+from dplib.testing.replay import CAN_REPLAY as _CAN_REPLAY
+from dplib.testing.replay import ReplayError as _ReplayError
+from dplib.testing.replay import digest as _digest
+from dplib.testing.replay import start as _start_replay
+from dplib.testing.values import check_frame, plain_array
+
+__all__ = ["check_is_random", "REPLAY_GRACE_SECONDS"]
+
+# References taken at import time, out of reach of later monkeypatching.
+_len, _type, _range, _all, _zip = builtins.len, builtins.type, builtins.range, builtins.all, builtins.zip
+_asarray, _array_equal, _array2string = np.asarray, np.array_equal, np.array2string
+_DataFrame, _hash_pandas_object = pd.DataFrame, pd.util.hash_pandas_object
+_monotonic = time.monotonic
+
+#: check_is_random waits this long for its replay, plus 4 times what its own calls took.
+REPLAY_GRACE_SECONDS = 20.0
+
+
+def _fingerprint(value, what: str, hint: str):
+    """What two results of a mechanism are compared by: a plain array, or the hashes of a checked DataFrame."""
+    if _type(value) is _DataFrame:
+        frame = check_frame(value, name=what, hint=hint)
+        return _asarray(_hash_pandas_object(frame, index=True).to_numpy()), _asarray(frame.columns.astype(str).to_numpy())
+    return (plain_array(value, what, hint),)
+
+
+def _same(first: tuple, second: tuple) -> bool:
+    return _len(first) == _len(second) and _all(
+        a.shape == b.shape and a.dtype.kind == b.dtype.kind and _array_equal(a, b, equal_nan=a.dtype.kind == "f")
+        for a, b in _zip(first, second))
+
+
+def _fingerprints_of_calls(function, args: tuple, kwargs: dict, calls: int, what: str, hint: str) -> tuple[list, list]:
+    """``calls`` results of ``function(*args, **kwargs)`` (run under :func:`quiet`) and their fingerprints."""
+    with _testing.quiet():
+        results = [function(*args, **kwargs) for _ in _range(calls)]
+    with _testing.quiet():
+        return results, [_fingerprint(result, what, hint) for result in results]
+
+
+def _digest_of_calls(function, args: tuple, kwargs: dict, calls: int, what: str, hint: str) -> bytes:
+    return _digest([array for fingerprint in _fingerprints_of_calls(function, args, kwargs, calls, what, hint)[1]
+                    for array in fingerprint])
+
+
+def check_is_random(function, *args, what: str, calls: int = 2, hint: str = "", **kwargs) -> None:
+    """Assert that ``function(*args, **kwargs)`` draws new randomness: from no fixed seed, not the same every call.
+
+    A distribution test cannot tell a mechanism from a fixed table of well-chosen values (the
+    quantiles of the right distribution pass every test of the distribution): each distribution
+    test of a randomized exercise therefore also checks that the mechanism draws new randomness on
+    every call, for an array and for a single value. Two things fail:
+
+    - **The same value on every call**: ``calls`` calls all return the same value.
+    - **A fixed seed**: the ``calls`` calls run a second time from the same starting state, in a
+      forked copy of the process (:mod:`dplib.testing.replay`), return the same values as the
+      first time. That is what a generator created once does, whatever its seed: a generator
+      seeded at module level (``_RNG = np.random.default_rng(0)``, ``rng if rng is not None else
+      _RNG``), one created in another cell (the notebook's own seeded ``rng``), or a module-level
+      ``np.random.default_rng()`` without a seed, which is one fixed table per run of the notebook
+      too. The course's ``rng=None`` means a fresh ``np.random.default_rng()`` on every call
+      (``rng = np.random.default_rng(rng)``, ``if rng is None: rng = np.random.default_rng()``):
+      it takes new entropy from the operating system in the copy as well, and passes. numpy's
+      global generator (``np.random.laplace``, scipy's ``rvs``) and the ``random`` module are
+      reseeded in the copy, as a fresh run of the notebook would, unless code seeded them after
+      ``dplib.testing`` was imported (``np.random.seed(0)``, ``random.seed(0)``): then they fail.
+      A ``function`` called with an explicit generator in ``kwargs`` fails the same way (the same
+      generator state replays the same draws). Where the platform cannot fork (not Linux) only
+      the first check runs; where it can, the check fails closed when the replay cannot run (a
+      limit on processes), raises, or does not finish within :data:`REPLAY_GRACE_SECONDS` plus 4
+      times what the calls took. Code that asks whether it runs in a copy (``os.getpid()``) can
+      tell the runs apart: the review flags it.
+
+    The calls run under :func:`quiet`; each result must be numbers (or a DataFrame) and is
+    compared as a plain copy, bit for bit in the replay.
+
+    Choose the arguments and ``calls`` so that a correct mechanism repeats itself with probability
+    at most 1e-9: two calls on 100 values, or on one continuous value, never agree; for one coin
+    answering 1 with probability 3/4, 73 calls all agree with probability (3/4)^73 + (1/4)^73 < 1e-9.
+    The replay is then safe too: two runs of ``calls`` independent calls, each with outcome
+    probabilities p_i, agree with probability (sum_i p_i^2)^calls <= (max_i p_i)^calls, at most
+    the probability that the ``calls`` calls of one run all agree.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_is_random(lambda values: values + np.random.default_rng().laplace(size=np.shape(values)),
+    ...                 np.zeros(100), what="laplace noise")
+    >>> check_is_random(lambda values: values + 1.0, np.zeros(100), what="f(np.zeros(100))",
+    ...                 hint="Draw the noise with rng.laplace.")
+    Traceback (most recent call last):
+    ...
+    AssertionError: f(np.zeros(100)): 2 calls all returned the same [1. 1. 1. ... 1. 1. 1.]: a randomized mechanism must draw new randomness on every call (with rng=None a fresh np.random.default_rng(), not a fixed seed, a fixed pattern of noise or no noise). Draw the noise with rng.laplace.
+
+    A generator seeded once differs from call to call, but not from one run to the next:
+
+    >>> seeded = np.random.default_rng(0)
+    >>> check_is_random(lambda values: values + seeded.laplace(size=np.shape(values)),
+    ...                 np.zeros(100), what="f(np.zeros(100))")
+    Traceback (most recent call last):
+    ...
+    AssertionError: f(np.zeros(100)): run twice from the same state, its 2 calls returned the same values both times: the noise comes from a generator seeded or created once, outside the call (np.random.default_rng(0) at module level, np.random.seed, the notebook's rng). With rng=None, create a fresh np.random.default_rng() in every call.
+    """
+    if not 2 <= calls:
+        raise ValueError(f"calls must be an integer >= 2, got {calls!r}")
+    replay, replay_error = None, None
+    if _CAN_REPLAY:
+        try:
+            replay = _start_replay(lambda: _digest_of_calls(function, args, kwargs, calls, what, hint))
+        except _ReplayError as error:
+            replay_error = error
+    try:
+        started = _monotonic()
+        results, fingerprints = _fingerprints_of_calls(function, args, kwargs, calls, what, hint)
+        took = _monotonic() - started
+        with _testing.quiet():
+            if _all(_same(fingerprints[0], other) for other in fingerprints[1:]):
+                shown = _array2string(fingerprints[0][0], threshold=10, edgeitems=3) if _type(results[0]) is not _DataFrame else "DataFrame"
+                fail(
+                    f"{what}: {calls} calls all returned the same {shown}: a randomized mechanism must draw new randomness on "
+                    "every call (with rng=None a fresh np.random.default_rng(), not a fixed seed, a fixed pattern of noise "
+                    "or no noise).",
+                    hint,
+                )
+        if replay_error is None and replay is not None:
+            try:
+                replayed = replay.collect(timeout=REPLAY_GRACE_SECONDS + 4 * took)
+            except _ReplayError as error:
+                replay_error = error
+            else:
+                if replayed == _digest([array for fingerprint in fingerprints for array in fingerprint]):
+                    fail(
+                        f"{what}: run twice from the same state, its {calls} calls returned the same values both times: the "
+                        "noise comes from a generator seeded or created once, outside the call (np.random.default_rng(0) at "
+                        "module level, np.random.seed, the notebook's rng). With rng=None, create a fresh "
+                        "np.random.default_rng() in every call.",
+                        hint,
+                    )
+        if replay_error is not None:
+            fail(f"{what}: could not run the {calls} calls a second time from the same state to check for a fixed seed "
+                  f"({replay_error}).", hint)
+    finally:
+        if replay is not None:
+            replay.close()
+
+
+check_is_random = keeping_defaults(check_is_random)
