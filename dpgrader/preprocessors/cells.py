@@ -1,26 +1,26 @@
-"""What the preprocessors share: the source notebook as the gradebook knows it, and cell helpers."""
+"""What the preprocessors share: the source notebook as the gradebook knows it, and cell helpers.
+
+A cell's nbgrader metadata and its hidden-test region are read by :mod:`dpgrader.cells`.
+"""
 
 from __future__ import annotations
 
 import ast
 
 from nbformat.notebooknode import NotebookNode
-from nbgrader import utils
 from nbgrader.api import Gradebook
+
+from dpgrader.cells import is_test_cell
 
 SCHEMA_VERSION = 3
 
 
-def _is_test_cell(cell: NotebookNode) -> bool:
-    """An autograded test cell: a graded code cell that is not a student's answer."""
-    return cell.cell_type == "code" and utils.is_grade(cell) and not utils.is_solution(cell)
-
-
-def _error(ename: str, evalue: str) -> NotebookNode:
+def error_output(ename: str, evalue: str) -> NotebookNode:
+    """An ``error`` output showing ``ename: evalue`` alone (no traceback lines beyond it)."""
     return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
 
-def _bound_names(source: str) -> set[str]:
+def bound_names(source: str) -> set[str]:
     """Names a cell binds at top level (defs, classes, assignments, imports); empty if it does not parse."""
     try:
         tree = ast.parse(source)
@@ -39,20 +39,7 @@ def _bound_names(source: str) -> set[str]:
     return names
 
 
-def _visible_lines(source: str, drop_hidden: bool = False) -> list[str]:
-    """The non-blank lines of a cell, without its hidden-test region if ``drop_hidden``."""
-    lines, inside = [], False
-    for line in source.split("\n"):
-        if drop_hidden and "BEGIN HIDDEN TESTS" in line:
-            inside = True
-        elif drop_hidden and "END HIDDEN TESTS" in line:
-            inside = False
-        elif not inside and line.strip():
-            lines.append(line.rstrip())
-    return lines
-
-
-def _import_lines(source: str) -> list[str]:
+def import_lines(source: str) -> list[str]:
     """The top-level import statements of a cell, one per line."""
     try:
         tree = ast.parse(source)
@@ -61,7 +48,7 @@ def _import_lines(source: str) -> list[str]:
     return [ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
 
 
-class _SourceNotebook:
+class SourceNotebook:
     """What the gradebook knows about one notebook of an assignment, as plain data."""
 
     def __init__(self, resources: dict):
@@ -97,3 +84,8 @@ class _SourceNotebook:
         if name in self.points or name in self.tasks:
             meta["points"] = self.points.get(name, self.tasks.get(name))
         return meta
+
+
+# The names preprocessors/execute.py still imports (its own change will switch to the public ones).
+_SourceNotebook, _bound_names, _error, _import_lines, _is_test_cell = (
+    SourceNotebook, bound_names, error_output, import_lines, is_test_cell)

@@ -28,8 +28,9 @@ from nbgrader import utils
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades, NbGraderPreprocessor
 from traitlets import Unicode, default
 
+from dpgrader.cells import SECRET_REGIONS, LineKind, grade_id_of, is_test_cell, mark_lines, nbgrader_metadata
 from dpgrader.preprocessors.active_content import clean_html
-from dpgrader.preprocessors.cells import _SourceNotebook, _error, _is_test_cell
+from dpgrader.preprocessors.cells import SourceNotebook, error_output
 from dpgrader.review.notebook import REVIEW_HEADING
 
 # Feedback pages: nbgrader's template with entries named after the exercise (templates/feedback_named).
@@ -101,36 +102,29 @@ class GetGradesWithPending(GetGrades):
     def _get_score(self, cell, resources):
         super()._get_score(cell, resources)
         grade = self.gradebook.find_grade(
-            cell.metadata["nbgrader"]["grade_id"], self.notebook_id, self.assignment_id, self.student_id)
+            grade_id_of(cell), self.notebook_id, self.assignment_id, self.student_id)
         pending = bool(grade.needs_manual_grade) and grade.manual_score is None
         cell.metadata.nbgrader["pending"] = pending
         if pending:
             resources["nbgrader"]["pending_points"] += float(grade.max_score)
 
 
-SECRET_REGIONS = (("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"), ("BEGIN SOLUTION", "END SOLUTION"),
-                  ("BEGIN MARK SCHEME", "END MARK SCHEME"))
 MIN_SECRET_LENGTH = 12  # shorter lines (``return x``, ``)``) are too common to mean anything
 
 
 def secret_lines(sources: list[str]) -> set[str]:
     """Stripped lines of hidden tests, reference solutions and mark schemes in ``sources`` (cell texts).
 
-    Lines that also appear outside those regions (what students see anyway) and lines
-    shorter than :data:`MIN_SECRET_LENGTH` are left out.
+    The regions are read by :func:`dpgrader.cells.mark_lines` (:data:`~dpgrader.cells.SECRET_REGIONS`; an
+    unterminated or nested region is secret to its end). Marker lines are neither secret nor public. Lines
+    that also appear outside those regions (what students see anyway) and lines shorter than
+    :data:`MIN_SECRET_LENGTH` are left out.
     """
     secret, public = set(), set()
     for text in sources:
-        inside = None
-        for line in text.split("\n"):
-            stripped = line.strip()
-            begin = [end for start, end in SECRET_REGIONS if start in line]
-            if begin:
-                inside = begin[0]
-            elif inside and inside in line:
-                inside = None
-            elif stripped:
-                (secret if inside else public).add(stripped)
+        for line, kind in mark_lines(text, SECRET_REGIONS):
+            if line.strip() and kind in (LineKind.HIDDEN, LineKind.VISIBLE):
+                (secret if kind is LineKind.HIDDEN else public).add(line.strip())
     return {line for line in secret - public if len(line) >= MIN_SECRET_LENGTH}
 
 
@@ -246,12 +240,12 @@ def student_frames(traceback: list[str], cells: dict[int, NotebookNode]) -> list
     for entry in traceback:
         match = _CELL_FRAME.match(_ANSI.sub("", str(entry)).strip())
         cell = cells.get(int(match.group("count"))) if match else None
-        if cell is None or _is_test_cell(cell):
+        if cell is None or is_test_cell(cell):
             continue
         lines, number = cell.source.split("\n"), int(match.group("line"))
         if not 1 <= number <= len(lines):
             continue
-        name = (cell.metadata.get("nbgrader") or {}).get("grade_id") or f"In [{match.group('count')}]"
+        name = grade_id_of(cell) or f"In [{match.group('count')}]"
         where = f", in {match.group('function')}" if match.group("function") else ""
         frames += [f"  cell {name}, line {number}{where}:", f"    {lines[number - 1].strip()}"]
     return [STUDENT_FRAMES_HEADING, *frames] if frames else []
@@ -293,7 +287,7 @@ class HideHiddenTests(ClearHiddenTests):
         texts = []
         meta = resources.get("nbgrader") or {}
         if "db_url" in meta:
-            texts += [cell["source"] for cell in _SourceNotebook(resources).cells]
+            texts += [cell["source"] for cell in SourceNotebook(resources).cells]
         try:
             from nbgrader.coursedir import CourseDirectory
 
@@ -335,27 +329,21 @@ class HideHiddenTests(ClearHiddenTests):
                 "the course's hidden tests or solutions]\n")))
 
     def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int):
-        if not _is_test_cell(cell):
+        if not is_test_cell(cell):
             if cell.cell_type == "code":
                 self._scrub_outputs(cell)
             return cell, resources
-        lines, kept, inside = cell.source.split("\n"), [], False
-        for line in lines:
-            if self.begin_test_delimeter in line:
-                inside = True
-                kept.append(line[: len(line) - len(line.lstrip())] + self.placeholder)
-            elif self.end_test_delimeter in line:
-                inside = False
-            elif not inside:
-                kept.append(line)
-        cell.source = "\n".join(kept)
+        regions = ((self.begin_test_delimeter, self.end_test_delimeter),)
+        cell.source = "\n".join(
+            line[: len(line) - len(line.lstrip())] + self.placeholder if kind is LineKind.OPEN else line
+            for line, kind in mark_lines(cell.source, regions) if kind in (LineKind.OPEN, LineKind.VISIBLE))
         cell.outputs = [self._error_shown(output) for output in cell.get("outputs", []) if output.output_type == "error"]
         self._scrub_outputs(cell)
         return cell, resources
 
     def _error_shown(self, output: NotebookNode) -> NotebookNode:
         """A test cell's error as feedback shows it: the frames in the student's own cells, then ``ename: evalue``."""
-        error = _error(output.get("ename", "Error"), str(output.get("evalue", "")))
+        error = error_output(output.get("ename", "Error"), str(output.get("evalue", "")))
         error.traceback = student_frames(output.get("traceback", []), self._cells) + error.traceback
         return error
 
@@ -371,7 +359,7 @@ class HideReviewNotes(NbGraderPreprocessor):
     """
 
     def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int):
-        meta = cell.metadata.get("nbgrader") or {}
+        meta = nbgrader_metadata(cell)
         if REVIEW_HEADING in (meta.get("comment") or ""):
             meta["comment"] = without_review_notes(meta["comment"])
         return cell, resources

@@ -11,8 +11,8 @@ from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 from traitlets import Bool
 
-from dpgrader.preprocessors.cells import _SourceNotebook, _visible_lines
-
+from dpgrader.cells import grade_id_of, nbgrader_metadata, visible_lines
+from dpgrader.preprocessors.cells import SourceNotebook
 
 
 class SanitizeMetadata(NbGraderPreprocessor):
@@ -27,17 +27,15 @@ class SanitizeMetadata(NbGraderPreprocessor):
     """
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
-        source = _SourceNotebook(resources)
+        source = SourceNotebook(resources)
         last_copy = {}
         for index, cell in enumerate(nb.cells):
-            meta = cell.metadata.get("nbgrader")
-            if isinstance(meta, dict) and meta.get("grade_id") in source.by_name:
-                last_copy[meta["grade_id"]] = index
+            if grade_id_of(cell) in source.by_name:
+                last_copy[grade_id_of(cell)] = index
         for index, cell in enumerate(nb.cells):
             if "nbgrader" not in cell.metadata:
                 continue
-            meta = cell.metadata["nbgrader"]
-            grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
+            grade_id = grade_id_of(cell)
             if last_copy.get(grade_id) != index:
                 reason = "a duplicate of a later cell" if grade_id in last_copy else "unknown to the gradebook"
                 self.log.warning("Cell %d (grade_id %r) is %s: graded as ordinary code", index, grade_id, reason)
@@ -65,29 +63,25 @@ class RestoreCells(OverwriteCells):
         release cell looks changed and nbgrader warns "checksum has changed" for each; the
         cell is restored either way, so the warning is kept for real edits only.
         """
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        grade_id = grade_id_of(cell)
         if grade_id is not None:
             try:
                 source_cell = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
             except MissingEntry:
                 source_cell = None
-            if source_cell is not None and source_cell.locked and _visible_lines(cell.source) == _visible_lines(
+            if source_cell is not None and source_cell.locked and visible_lines(cell.source) == visible_lines(
                     source_cell.source, drop_hidden=True):
                 cell.source = source_cell.source
         return super().preprocess_cell(cell, resources, index)
 
     def add_missing_grade_cells(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
-        source = _SourceNotebook(resources)
+        source = SourceNotebook(resources)
         source_cells = self.gradebook.find_notebook(self.notebook_id, self.assignment_id).source_cells
         for position, wanted in enumerate(source.cells):
             name = wanted["name"]
             if name not in source.points and not (self.restore_read_only_cells and source.is_read_only(name)):
                 continue
-            present = {
-                cell.metadata["nbgrader"]["grade_id"]: i
-                for i, cell in enumerate(nb.cells)
-                if "grade_id" in cell.metadata.get("nbgrader", {})
-            }
+            present = {grade_id_of(cell): i for i, cell in enumerate(nb.cells) if "grade_id" in nbgrader_metadata(cell)}
             if name in present:
                 continue
             where = 0
@@ -105,7 +99,7 @@ class RestoreCells(OverwriteCells):
             nb.cells.insert(where, cell)
         return nb, resources
 
-    def _read_only_cell(self, source: _SourceNotebook, name: str) -> NotebookNode:
+    def _read_only_cell(self, source: SourceNotebook, name: str) -> NotebookNode:
         wanted = source.by_name[name]
         cell = NotebookNode(
             cell_type=wanted["cell_type"],
