@@ -54,9 +54,9 @@ student's), :mod:`.magics` (IPython magics and shell commands), :mod:`.checks` a
 entry points re-exported here).
 """
 
-from dpgrader.review.cells import _parse, _read, student_cells  # noqa: F401 (similarity uses _parse, _read)
+from dpgrader.review.cells import parse_cell, student_cells
 from dpgrader.review.notebook import REVIEW_HEADING, comment_in_gradebook, review_flags, review_notebook, unfinished  # noqa: F401
 from dpgrader.review.resolver import constant_value
 from dpgrader.review.rules import Flag
 
-__all__ = ["Flag", "review_notebook", "review_flags", "student_cells", "constant_value", "comment_in_gradebook"]
+__all__ = ["Flag", "review_notebook", "review_flags", "student_cells", "parse_cell", "constant_value", "comment_in_gradebook"]

@@ -5,57 +5,18 @@ from __future__ import annotations
 
 import ast
 
+from dpgrader.cells import cell_source, grade_id_of, is_instructor_cell, is_read_only, is_solution, visible_part
 from dpgrader.grading.intake import read_notebook
 
-
-def _read(notebook) -> dict:
-    """The notebook as nbgrader grades it (:func:`dpgrader.grading.intake.read_notebook`), from a path, a dict or a node.
-
-    Raises :class:`~dpgrader.grading.intake.UnreadableNotebook` (a ``ValueError``) if nbformat cannot read it.
-    """
-    return read_notebook(notebook)
-
-
-def _source(cell: dict) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
-
-
-def _nbgrader(cell: dict) -> dict:
-    meta = (cell.get("metadata") or {}).get("nbgrader")
-    return meta if isinstance(meta, dict) else {}
-
-
-def visible_part(source: str) -> str:
-    r"""A test cell as students see it: every line from ``BEGIN HIDDEN TESTS`` to ``END HIDDEN TESTS`` dropped.
-
-    Lines are cut at ``"\n"`` and the marker lines matched as nbgrader's ``ClearHiddenTests``
-    does, so this is the cell of the release. An unterminated hidden region is dropped to the
-    end of the cell (fail closed; nbgrader refuses to release it).
-
-    Examples
-    --------
-    >>> visible_part("check(f(1))\n### BEGIN HIDDEN TESTS\ncheck(f(2))\n### END HIDDEN TESTS\nprint('done')")
-    "check(f(1))\nprint('done')"
-    """
-    kept, hidden = [], False
-    for line in source.split("\n"):
-        if "BEGIN HIDDEN TESTS" in line:
-            hidden = True
-        elif "END HIDDEN TESTS" in line:
-            hidden = False
-        elif not hidden:
-            kept.append(line)
-    return "\n".join(kept)
+__all__ = ["instructor_code", "parse_cell", "read_notebook", "student_cells", "visible_part"]
 
 
 def _instructor_cell_codes(instructor) -> set[str]:
     """Code of the instructor's read-only and test cells, as written and as released (stripped)."""
     codes = set()
-    for cell in _read(instructor).get("cells", []):
-        meta = _nbgrader(cell) if isinstance(cell, dict) else {}
-        if cell.get("cell_type") == "code" and meta.get("locked") and not meta.get("solution"):
-            codes |= {_source(cell).strip(), visible_part(_source(cell)).strip()}
+    for cell in read_notebook(instructor).get("cells", []):
+        if cell.get("cell_type") == "code" and is_instructor_cell(cell):
+            codes |= {cell_source(cell).strip(), visible_part(cell_source(cell)).strip()}
     return codes
 
 
@@ -73,44 +34,39 @@ def student_cells(notebook, instructor=None) -> list[tuple[str, str, bool]]:
     verbatim copy of one of them pasted without metadata. Without ``instructor`` the
     metadata is trusted.
     """
-    cells = [c for c in _read(notebook).get("cells", []) if isinstance(c, dict)]
-    instructor = _read(instructor) if instructor is not None else None  # read once, for the helpers below
-    ids = [_nbgrader(cell).get("grade_id") for cell in cells]
+    cells = [c for c in read_notebook(notebook).get("cells", []) if isinstance(c, dict)]
+    instructor = read_notebook(instructor) if instructor is not None else None  # read once, for the helpers below
+    ids = [grade_id_of(cell) for cell in cells]
     if instructor is None:
-        last = {grade_id: index for index, grade_id in enumerate(ids)}
-        metadata = [_nbgrader(cell) for cell in cells]
+        last = {cell_id: index for index, cell_id in enumerate(ids)}
+        counted = cells  # the cell whose nbgrader metadata counts: its own
         instructor_codes: set[str] = set()
     else:
-        known = {_nbgrader(c).get("grade_id"): _nbgrader(c) for c in _read(instructor).get("cells", [])
-                 if isinstance(c, dict) and _nbgrader(c).get("grade_id")}
-        last = {grade_id: index for index, grade_id in enumerate(ids) if isinstance(grade_id, str) and grade_id in known}
-        metadata = [known[grade_id] if last.get(grade_id, -1) == index else {} for index, grade_id in enumerate(ids)]
+        known = {grade_id_of(c): c for c in instructor.get("cells", []) if isinstance(c, dict) and grade_id_of(c)}
+        last = {cell_id: index for index, cell_id in enumerate(ids) if isinstance(cell_id, str) and cell_id in known}
+        counted = [known[cell_id] if last.get(cell_id, -1) == index else {} for index, cell_id in enumerate(ids)]
         instructor_codes = _instructor_cell_codes(instructor)
     found = []
-    for index, (cell, meta) in enumerate(zip(cells, metadata)):
+    for index, (cell, owner) in enumerate(zip(cells, counted)):
         if cell.get("cell_type") != "code":
             continue
-        grade_id = meta.get("grade_id")
-        if meta.get("locked") and not meta.get("solution"):
+        cell_id = grade_id_of(owner)
+        if is_instructor_cell(owner):
             continue  # the instructor's read-only or test cell
-        if not meta.get("solution") and _source(cell).strip() in instructor_codes:
+        if not is_solution(owner) and cell_source(cell).strip() in instructor_codes:
             continue
-        name = grade_id if grade_id and last.get(grade_id) == index else f"cell {index}"
-        found.append((name, _source(cell), bool(meta.get("solution")) and name == grade_id))
+        name = cell_id if cell_id and last.get(cell_id) == index else f"cell {index}"
+        found.append((name, cell_source(cell), is_solution(owner) and name == cell_id))
     return found
 
 
-def _instructor_code(notebook, instructor=None) -> list[str]:
+def instructor_code(notebook, instructor=None) -> list[str]:
     """Code of the read-only cells (their imports name ``np``, ``dplib``, ``check_close`` ...)."""
-    cells = _read(instructor if instructor is not None else notebook).get("cells", [])
-    return [
-        _source(c) for c in cells
-        if isinstance(c, dict) and c.get("cell_type") == "code" and _nbgrader(c).get("locked")
-        and not _nbgrader(c).get("solution") and not _nbgrader(c).get("grade")
-    ]
+    cells = read_notebook(instructor if instructor is not None else notebook).get("cells", [])
+    return [cell_source(c) for c in cells if isinstance(c, dict) and c.get("cell_type") == "code" and is_read_only(c)]
 
 
-def _parse(code: str) -> ast.Module | None:
+def parse_cell(code: str) -> ast.Module | None:
     """The cell's syntax tree, IPython magics (``%cmd``, ``!cmd``) turned into ``get_ipython()`` calls.
 
     None if the cell is not Python even after IPython's rewriting (a syntax error: the

@@ -1,6 +1,6 @@
 """The checks: what a use of a resolved name, an assignment target or an ``open`` call is flagged for.
 
-:class:`_Checker` turns a dotted path (``sys._getframe``, ``numpy.save``, ``dplib.testing``)
+:class:`Checker` turns a dotted path (``sys._getframe``, ``numpy.save``, ``dplib.testing``)
 into flags (:class:`~dpgrader.review.rules.Flag`), using the tables of
 :mod:`dpgrader.review.rules`; the walk over the syntax tree is in
 :mod:`dpgrader.review.reviewer`.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from dpgrader.review.resolver import _Resolver
+from dpgrader.review.resolver import Resolver
 from dpgrader.review.rules import (
     DUNDER_ALLOWED,
     DUNDER_REASONS,
@@ -28,7 +28,7 @@ from dpgrader.review.rules import (
 )
 
 
-class _Checker(_Resolver):
+class Checker(Resolver):
     """Flags for the uses of resolved names, in the cell being reviewed."""
 
     def __init__(self):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dpgrader.review.cells import _instructor_code, _parse, _read, student_cells
-from dpgrader.review.reviewer import _Reviewer
+from dpgrader.review.cells import instructor_code, parse_cell, read_notebook, student_cells
+from dpgrader.review.reviewer import Reviewer
 from dpgrader.review.rules import Flag
 
 
@@ -24,16 +24,16 @@ def review_notebook(notebook, instructor=None) -> tuple[Flag, ...]:
     on a gigantic expression) gets a ``"review"`` flag saying so (:func:`unfinished`), and
     the review goes on with the next cell: a cell is never passed over in silence.
     """
-    notebook = _read(notebook)
-    instructor = _read(instructor) if instructor is not None else None
-    reviewer = _Reviewer()
-    for code in _instructor_code(notebook, instructor):
-        tree = _parse(code)
+    notebook = read_notebook(notebook)
+    instructor = read_notebook(instructor) if instructor is not None else None
+    reviewer = Reviewer()
+    for code in instructor_code(notebook, instructor):
+        tree = parse_cell(code)
         if tree is not None:
             reviewer.bind_imports(tree)
     for name, code, solution in student_cells(notebook, instructor):
         try:
-            tree = _parse(code)
+            tree = parse_cell(code)
             if tree is not None:
                 reviewer.review(name, tree, solution)
         except Exception as error:  # noqa: BLE001 -- turned into a flag, never dropped (fail closed)
@@ -60,7 +60,7 @@ def review_flags(notebook_path, instructor=None) -> tuple[Flag, ...]:
     the notebook (fail closed).
     """
     try:
-        notebook = _read(notebook_path)
+        notebook = read_notebook(notebook_path)
     except (OSError, ValueError):  # not a file, or UnreadableNotebook (a ValueError): graded as unreadable
         return ()
     try:

@@ -1,7 +1,7 @@
 """Names resolved, not matched as text: aliases of imports and constant string expressions.
 
 :func:`constant_value` evaluates the constant expressions a student can spell a name with
-(``"get_" + "ipython"``, ``"nohtypi_teg"[::-1]``); :class:`_Resolver` follows the student's
+(``"get_" + "ipython"``, ``"nohtypi_teg"[::-1]``); :class:`Resolver` follows the student's
 imports and assignments so that ``import signal as _sg; _sg.setitimer`` resolves to
 ``signal.setitimer`` and ``getattr(sys, "_get" + "frame")`` to ``sys._getframe``.
 
@@ -181,7 +181,7 @@ def constant_value(node: ast.AST, constants: dict | None = None, memo: dict | No
 # --- aliases -----------------------------------------------------------------------------------------
 
 
-class _Resolver:
+class Resolver:
     """Resolves names to dotted paths (``_sg`` -> ``signal``), from the imports and assignments seen so far."""
 
     def __init__(self):

@@ -1,10 +1,10 @@
 """The walk: every statement and expression of the student's cells, in order, checked and bound.
 
-:class:`_Reviewer` visits a cell's syntax tree; names are resolved by
-:class:`~dpgrader.review.resolver._Resolver` and judged by
-:class:`~dpgrader.review.checks._Checker`.
+:class:`Reviewer` visits a cell's syntax tree; names are resolved by
+:class:`~dpgrader.review.resolver.Resolver` and judged by
+:class:`~dpgrader.review.checks.Checker`.
 
-The walk keeps its own stack (:meth:`_Reviewer.walk`) instead of recursing: a ``visit_*``
+The walk keeps its own stack (:meth:`Reviewer.walk`) instead of recursing: a ``visit_*``
 method *yields* the children to visit, in order, and the walk visits each one completely
 before it resumes the method. The order is the recursive one, and the depth of a tree
 (``1+1+...+1`` with 3,000 terms is 3,000 levels) is a length of a list, not a recursion
@@ -17,8 +17,8 @@ import ast
 from typing import Iterator
 
 from dpgrader.review import magics
-from dpgrader.review.cells import _parse
-from dpgrader.review.checks import _Checker
+from dpgrader.review.cells import parse_cell
+from dpgrader.review.checks import Checker
 from dpgrader.review.rules import (
     ABSTRACT_PACKAGES,
     DEFERRED_METHODS,
@@ -68,7 +68,7 @@ def _target_leaves(target: ast.AST) -> list[ast.AST]:
     return leaves
 
 
-class _Reviewer(_Checker):
+class Reviewer(Checker):
     """Walks the student's cells in order, resolving names to dotted paths (``_sg`` -> ``signal``)."""
 
     # -- the walk --
@@ -361,7 +361,7 @@ class _Reviewer(_Checker):
                 self.flag(node, "review", f"a magic inside the code of another ({call}) is not followed: a person must "
                                           "read this cell")
                 return
-            tree = _parse(code)
+            tree = parse_cell(code)
             if tree is None:
                 continue  # IPython cannot compile it either: nothing runs
             ast.increment_lineno(tree, first_line - 1)

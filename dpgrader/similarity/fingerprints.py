@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import hashlib
 
-from dpgrader.review.cells import _parse
+from dpgrader.review.cells import parse_cell
 
 K = 10  # tokens per k-gram
 WINDOW = 4  # k-grams per winnowing window
@@ -267,7 +267,7 @@ def normalize(code, exported: frozenset[str] | None = None) -> list[str]:
     ``code`` is source text or a parsed module; ``exported`` as in :func:`unused_statements`.
     A cell too deep for the parser raises (``RecursionError``): the caller says it could not compare it.
     """
-    tree = _parse(code) if isinstance(code, str) else code
+    tree = parse_cell(code) if isinstance(code, str) else code
     if tree is None:
         return []
     return _tokens(tree, unused_statements(tree, exported))[1:]  # without the Module token
@@ -280,7 +280,7 @@ def units(code, exported: frozenset[str] | None = None) -> list[list[str]]:
     library functions match the three functions as the library holds them, whatever order and
     names they are pasted in.
     """
-    tree = _parse(code) if isinstance(code, str) else code
+    tree = parse_cell(code) if isinstance(code, str) else code
     if tree is None:
         return []
     dropped = unused_statements(tree, exported)
@@ -308,7 +308,7 @@ def statement_units(code, exported: frozenset[str] | None = None, minimum: int =
     (``x = y``) say nothing. A cell that inlines the helpers of a library function, or
     spreads its body over functions of its own, keeps its statements: their units match.
     """
-    tree = _parse(code) if isinstance(code, str) else code
+    tree = parse_cell(code) if isinstance(code, str) else code
     if tree is None:
         return []
     dropped = unused_statements(tree, exported)

@@ -12,8 +12,9 @@ from functools import lru_cache
 from itertools import combinations
 from pathlib import Path
 
-from dpgrader.review.cells import _parse, _read, student_cells
+from dpgrader.course import Course, notebooks_of
 from dpgrader.outcomes import Flag
+from dpgrader.review.cells import parse_cell, read_notebook, student_cells
 from dpgrader.similarity.fingerprints import (
     cell_fingerprints,
     containment,
@@ -39,7 +40,8 @@ CLASSMATE_EVIDENCE = 20
 CLASSMATE, DPLIB, REFERENCE, UNCHECKED = "classmate", "dplib", "reference", "unchecked"
 
 
-def _without_markers(code: str) -> str:
+def without_solution_markers(code: str) -> str:
+    """``code`` without its ``### BEGIN SOLUTION`` and ``### END SOLUTION`` lines (what is between them is kept)."""
     return "\n".join(line for line in code.split("\n") if "### BEGIN SOLUTION" not in line and "### END SOLUTION" not in line)
 
 
@@ -51,9 +53,9 @@ def solution_cells(notebook, instructor=None) -> dict[str, str]:
     edited: nbgrader grades the cell as ordinary code, and the tests still call its functions) is
     the last cell without metadata that defines a name the instructor's solution cell defines.
     """
-    instructor = _read(instructor) if instructor is not None else None  # read once
+    instructor = read_notebook(instructor) if instructor is not None else None  # read once
     cells = student_cells(notebook, instructor)
-    found = {name: _without_markers(code) for name, code, solution in cells if solution}
+    found = {name: without_solution_markers(code) for name, code, solution in cells if solution}
     if instructor is None:
         return found
     taken: set[str] = set()
@@ -63,7 +65,7 @@ def solution_cells(notebook, instructor=None) -> dict[str, str]:
             continue
         for name, code, _ in reversed(cells):
             if name.startswith("cell ") and name not in taken and wanted & _safe_names(code):
-                found[grade_id] = _without_markers(code)
+                found[grade_id] = without_solution_markers(code)
                 taken.add(name)
                 break
     return found
@@ -78,13 +80,13 @@ def _safe_names(code: str) -> frozenset[str]:
 
 
 def _defined_functions(code: str) -> list[str]:
-    tree = _parse(code)
+    tree = parse_cell(code)
     return [n.name for n in (tree.body if tree else []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
 
 def _top_level_names(code: str) -> frozenset[str]:
     """Names a cell defines at its top level (the names the tests call)."""
-    tree = _parse(code)
+    tree = parse_cell(code)
     names = set()
     for node in tree.body if tree else []:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -97,7 +99,7 @@ def _top_level_names(code: str) -> frozenset[str]:
 
 def _read_names(code: str) -> frozenset[str]:
     """Names a cell reads (so a helper another cell calls is not taken for padding)."""
-    tree = _parse(code)
+    tree = parse_cell(code)
     return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)) \
         if tree else frozenset()
 
@@ -229,7 +231,7 @@ def find_matches(submissions: dict[str, object], source, assignment: str = "", t
     match with the reason, never silence. Errors in the instructor's notebook or in dplib
     propagate: the whole comparison could not be made.
     """
-    source = _read(source)  # read once; an unreadable instructor's notebook propagates
+    source = read_notebook(source)  # read once; an unreadable instructor's notebook propagates
     reference_code = solution_cells(source)
     exported = {name: _top_level_names(code) for name, code in reference_code.items()}
     references = {name: cell_fingerprints(code, exported[name]) for name, code in reference_code.items()}
@@ -240,7 +242,7 @@ def find_matches(submissions: dict[str, object], source, assignment: str = "", t
     units: dict[tuple[str, str], frozenset] = {}
     for student, notebook in submissions.items():
         try:
-            notebook = _read(notebook)
+            notebook = read_notebook(notebook)
             found = solution_cells(notebook, source)
             everything = {name: code for name, code, _ in student_cells(notebook, source)}
         except Exception as error:  # noqa: BLE001 -- an UNCHECKED match, never dropped (fail closed)
@@ -288,7 +290,7 @@ def find_matches(submissions: dict[str, object], source, assignment: str = "", t
             (code_a, a), (code_b, b) = cells[first][grade_id], cells[second][grade_id]
             score = jaccard(a, b)
             library = libraries.get(grade_id)
-            if score >= threshold and not _common_source(a, b, references.get(grade_id, frozenset()),
+            if score >= threshold and not explained_by_common_source(a, b, references.get(grade_id, frozenset()),
                                                          library[2] if library else frozenset(), score, threshold):
                 matches.append(Match(assignment, grade_id, first, second, round(score, 3), code_a, code_b))
                 matches.append(Match(assignment, grade_id, second, first, round(score, 3), code_b, code_a))
@@ -329,8 +331,8 @@ def _library_of(name: str) -> tuple[str, str, frozenset, frozenset] | None:
     return f"dplib.{name}", "\n\n".join(functions.values()), prints, units
 
 
-def _common_source(a: frozenset, b: frozenset, reference: frozenset, library: frozenset, score: float,
-                   threshold: float) -> bool:
+def explained_by_common_source(a: frozenset, b: frozenset, reference: frozenset, library: frozenset, score: float,
+                                threshold: float) -> bool:
     """Whether what two cells share is explained by a source both had: the reference solution or dplib.
 
     Both are copies of dplib's function (each reported as such); or both are built on the
@@ -352,14 +354,14 @@ def course_matches(root: Path, assignment: str, **kwargs) -> list[Match]:
     A notebook nbformat cannot read (:func:`dpgrader.grading.intake.read_notebook`) is left out: the grader
     reports it as unreadable. Every other one is compared as nbgrader grades it (format 4).
     """
-    root = Path(root)
+    course = Course(root)
     matches = []
-    for source in sorted((root / "source" / assignment).glob("*.ipynb")):
-        submissions = {p.parent.parent.name: p for p in sorted((root / "submitted").glob(f"*/{assignment}/{source.name}"))}
+    for source in notebooks_of(course.source(assignment)):
+        submissions = {p.parent.parent.name: p for p in sorted(course.submitted().glob(f"*/{assignment}/{source.name}"))}
         readable = {}
         for student, path in submissions.items():
             try:
-                readable[student] = _read(path)
+                readable[student] = read_notebook(path)
             except (OSError, ValueError):  # not a file, or UnreadableNotebook: the grader reports it
                 continue
         matches += find_matches(readable, source, assignment, **kwargs)
@@ -371,7 +373,7 @@ def submission_times(root: Path, assignment: str) -> dict[str, datetime]:
     from nbgrader.utils import parse_utc
 
     times = {}
-    for stamp in sorted(Path(root).glob(f"submitted/*/{assignment}/timestamp.txt")):
+    for stamp in sorted(Course(root).submitted().glob(f"*/{assignment}/timestamp.txt")):
         try:
             times[stamp.parent.parent.name] = parse_utc(stamp.read_text().strip())
         except (OSError, ValueError, TypeError, OverflowError):
@@ -389,14 +391,14 @@ def copy_flags(matches: list[Match], submitted_at: dict[str, datetime] | None = 
     times = submitted_at or {}
     flags: dict[tuple[str, str], list[Flag]] = {}
     for match in matches:
-        first = _handed_in_first(match.student, match.other, times) if match.kind == CLASSMATE else None
+        first = handed_in_first(match.student, match.other, times) if match.kind == CLASSMATE else None
         if first == match.student:
             continue  # handed in first: likely the source; the pair is in the report
         flags.setdefault((match.student, match.assignment), []).append(match.flag(earlier=first == match.other))
     return {key: tuple(dict.fromkeys(value)) for key, value in flags.items()}
 
 
-def _handed_in_first(student: str, other: str, times: dict[str, datetime]) -> str | None:
+def handed_in_first(student: str, other: str, times: dict[str, datetime]) -> str | None:
     """Which of two students handed in first, or None if the times do not tell."""
     mine, theirs = times.get(student), times.get(other)
     if mine is None or theirs is None or mine == theirs:

@@ -7,6 +7,7 @@ import html
 from datetime import datetime
 from pathlib import Path
 
+from dpgrader.course import Course, notebooks_of
 from dpgrader.similarity.matches import (
     MIN_TOKENS,
     REFERENCE,
@@ -15,7 +16,7 @@ from dpgrader.similarity.matches import (
     THRESHOLD,
     UNCHECKED,
     Match,
-    _handed_in_first,
+    handed_in_first,
     course_matches,
     minimum_sizes,
     submission_times,
@@ -52,7 +53,7 @@ def report_html(assignment: str, matches: list[Match], threshold: float = THRESH
         key = (match.grade_id, *sorted((match.student, match.other)))
         if key not in shown:
             shown.add(key)
-            rows.append(_pair(match, _handed_in_first(match.student, match.other, times)))
+            rows.append(_pair(match, handed_in_first(match.student, match.other, times)))
     students, per_exercise = reference_counts(matches)
     copies = "".join(_pair(m, None) for m in sorted((m for m in matches if m.kind == REFERENCE),
                                                     key=lambda m: (m.grade_id, m.student)))
@@ -89,13 +90,13 @@ def report_html(assignment: str, matches: list[Match], threshold: float = THRESH
 
 def write_report(root: Path, assignment: str, target: Path | None = None, **kwargs) -> tuple[Path, list[Match]]:
     """Write ``<root>/similarity/<assignment>.html``; return its path and the matches."""
-    root = Path(root)
-    matches = course_matches(root, assignment, **kwargs)
+    course = Course(root)
+    matches = course_matches(course.root, assignment, **kwargs)
     sizes: dict[str, int] = {}
-    for source in sorted((root / "source" / assignment).glob("*.ipynb")):
+    for source in notebooks_of(course.source(assignment)):
         sizes.update(minimum_sizes(source))
-    target = Path(target or root / "similarity" / f"{assignment}.html")
+    target = Path(target or course.similarity_report(assignment))
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(report_html(assignment, matches, kwargs.get("threshold", THRESHOLD), sizes,
-                                  submission_times(root, assignment)))
+                                  submission_times(course.root, assignment)))
     return target, matches

@@ -32,7 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dpgrader.course import format_timestamp
+from dpgrader.cells import cell_source, grade_id_of, is_solution
+from dpgrader.course import Course, format_timestamp
 
 _FLIPPED = {ast.Eq: ast.Eq, ast.NotEq: ast.NotEq, ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
 #: Names the rewritten code gives its temporaries, one style per student.
@@ -438,12 +439,7 @@ def _is_literal(value) -> bool:
 
 
 def _solution_cells(notebook: dict) -> list[dict]:
-    return [c for c in notebook.get("cells", []) if c.get("cell_type") == "code"
-            and (c.get("metadata", {}).get("nbgrader") or {}).get("solution")]
-
-
-def _source(cell: dict) -> str:
-    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    return [c for c in notebook.get("cells", []) if c.get("cell_type") == "code" and is_solution(c)]
 
 
 def _hand_in_after(author: Path, copier: Path, delay: timedelta = timedelta(hours=2)) -> None:
@@ -479,7 +475,7 @@ def independent_answers(root: Path, kinds: dict, texts: dict, rng: np.random.Gen
     ``{(student, assignment, grade_id): draws}`` of the answers drawn again (``-1``: the reference).
     """
     from dpgrader import similarity
-    from dpgrader.similarity.matches import _common_source
+    from dpgrader.similarity.matches import explained_by_common_source
 
     redrawn: dict[tuple[str, str, str], int] = {}
     groups: dict[tuple[str, str], list[str]] = {}
@@ -487,7 +483,7 @@ def independent_answers(root: Path, kinds: dict, texts: dict, rng: np.random.Gen
         if text is not None and kinds[student, assignment] in OWN_WORK:
             groups.setdefault((assignment, name), []).append(student)
     for (assignment, name), students in sorted(groups.items()):
-        source = Path((references or {}).get((assignment, name), Path(root) / "source" / assignment / name))
+        source = Path((references or {}).get((assignment, name), Course(root).source(assignment) / name))
         key = similarity.solution_cells(source)
         sizes = similarity.minimum_sizes(source)
         exported = {g: frozenset(_top_names(code)) for g, code in key.items()}
@@ -500,19 +496,19 @@ def independent_answers(root: Path, kinds: dict, texts: dict, rng: np.random.Gen
                     ref, prints) >= similarity.REFERENCE_THRESHOLD - MARGIN:
                 return True
             threshold = similarity.THRESHOLD - MARGIN
-            return any(similarity.jaccard(prints, other) >= threshold and not _common_source(
+            return any(similarity.jaccard(prints, other) >= threshold and not explained_by_common_source(
                 prints, other, ref, frozenset(), similarity.jaccard(prints, other), threshold) for other in earlier.get(grade_id, []))
 
         for student in students:
             kind, notebook = kinds[student, assignment], json.loads(texts[student, assignment, name])
-            last = {(c["metadata"]["nbgrader"].get("grade_id")): c for c in _solution_cells(notebook)}
+            last = {grade_id_of(c): c for c in _solution_cells(notebook)}
             changed = False
             for grade_id, cell in sorted(last.items()):
-                if grade_id not in key or sizes.get(grade_id, 0) < similarity.MIN_TOKENS or "NotImplementedError" in _source(cell):
+                if grade_id not in key or sizes.get(grade_id, 0) < similarity.MIN_TOKENS or "NotImplementedError" in cell_source(cell):
                     continue
-                ending = next((e for e in ENDINGS.values() if _source(cell).endswith(e)), "")
+                ending = next((e for e in ENDINGS.values() if cell_source(cell).endswith(e)), "")
                 draws = 0
-                while alike(grade_id, similarity.cell_fingerprints(_source(cell), exported[grade_id])):
+                while alike(grade_id, similarity.cell_fingerprints(cell_source(cell), exported[grade_id])):
                     if draws == ATTEMPTS:
                         if sizes[grade_id] < similarity.REFERENCE_MIN_TOKENS:
                             cell["source"], draws = honest_answer(kind, key[grade_id], rng, rewrite=False) + ending, -1
@@ -521,10 +517,10 @@ def independent_answers(root: Path, kinds: dict, texts: dict, rng: np.random.Gen
                     cell["source"] = honest_answer(kind, key[grade_id], rng) + ending
                 if draws:
                     redrawn[student, assignment, grade_id], changed = draws, True
-                earlier.setdefault(grade_id, []).append(similarity.cell_fingerprints(_source(cell), exported[grade_id]))
+                earlier.setdefault(grade_id, []).append(similarity.cell_fingerprints(cell_source(cell), exported[grade_id]))
             if changed:
                 texts[student, assignment, name] = json.dumps(notebook)
-                (Path(root) / "submitted" / student / assignment / name).write_text(json.dumps(notebook, indent=1))
+                (Course(root).submitted(student, assignment) / name).write_text(json.dumps(notebook, indent=1))
     return redrawn
 
 
@@ -549,8 +545,10 @@ def copy_submissions(root: Path, kinds: dict, texts: dict, rng: np.random.Genera
     ``(assignment, notebook name)`` to the source notebook (default: ``root/source/...``).
     A ``copies_classmate`` student with no honest classmate left to copy keeps their own answers.
     """
-    root = Path(root)
-    independent_answers(root, kinds, texts, rng, references)
+    from dpgrader.similarity.matches import without_solution_markers
+
+    course = Course(root)
+    independent_answers(course.root, kinds, texts, rng, references)
     sources: dict[tuple[str, str], str] = {}
     for (student, assignment, name), text in sorted(texts.items()):
         kind = kinds[student, assignment]
@@ -559,18 +557,15 @@ def copy_submissions(root: Path, kinds: dict, texts: dict, rng: np.random.Genera
         notebook = json.loads(text)
         if kind == "copies_dplib":
             for cell in _solution_cells(notebook):
-                cell["source"] = paste_dplib(_source(cell), rng)
+                cell["source"] = paste_dplib(cell_source(cell), rng)
             sources[student, assignment] = "dplib"
         elif kind == "leaked_key":
-            source = (references or {}).get((assignment, name), root / "source" / assignment / name)
-            key = {(c.get("metadata", {}).get("nbgrader") or {}).get("grade_id"): _source(c)
-                   for c in _solution_cells(json.loads(Path(source).read_text()))}
+            source = (references or {}).get((assignment, name), course.source(assignment) / name)
+            key = {grade_id_of(c): cell_source(c) for c in _solution_cells(json.loads(Path(source).read_text()))}
             for cell in _solution_cells(notebook):
-                answer = key.get(cell["metadata"]["nbgrader"].get("grade_id"))
+                answer = key.get(grade_id_of(cell))
                 if answer is not None:
-                    answer = "\n".join(line for line in answer.split("\n") if "### BEGIN SOLUTION" not in line
-                                       and "### END SOLUTION" not in line)
-                    cell["source"] = disguise(answer, rng)
+                    cell["source"] = disguise(without_solution_markers(answer), rng)
             sources[student, assignment] = "reference"
         else:
             taken = set(sources.values())
@@ -581,10 +576,10 @@ def copy_submissions(root: Path, kinds: dict, texts: dict, rng: np.random.Genera
             author = honest[int(rng.integers(len(honest)))]
             notebook = json.loads(texts[author, assignment, name])
             for cell in _solution_cells(notebook):
-                cell["source"] = disguise(_source(cell), rng)
+                cell["source"] = disguise(cell_source(cell), rng)
             sources[student, assignment] = author
-            _hand_in_after(root / "submitted" / author / assignment, root / "submitted" / student / assignment)
-        (root / "submitted" / student / assignment / name).write_text(json.dumps(notebook, indent=1))
+            _hand_in_after(course.submitted(author, assignment), course.submitted(student, assignment))
+        (course.submitted(student, assignment) / name).write_text(json.dumps(notebook, indent=1))
     return sources
 
 

@@ -313,14 +313,14 @@ def test_a_cell_too_deep_to_parse_is_flagged_with_the_reason(tmp_path):
 def test_a_crash_of_the_reviewer_is_a_flag_and_the_other_cells_are_still_reviewed(monkeypatch):
     from dpgrader.review import reviewer
 
-    visit_call = reviewer._Reviewer.visit_Call
+    visit_call = reviewer.Reviewer.visit_Call
 
     def crash(self, node):
         if isinstance(node.func, ast.Name) and node.func.id == "crash_the_review":
             raise RuntimeError("boom")
         return visit_call(self, node)
 
-    monkeypatch.setattr(reviewer._Reviewer, "visit_Call", crash)
+    monkeypatch.setattr(reviewer.Reviewer, "visit_Call", crash)
     notebook = submission("x = crash_the_review(1)")
     notebook.cells.append(nbformat.v4.new_code_cell("import gc"))
     found = review_notebook(notebook, SOURCE)
