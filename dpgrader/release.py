@@ -12,12 +12,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from dpgrader.course import REPO_ROOT, Course, assignments_in
+from dpgrader.course import REPO_ROOT, Course
 
 
 def regenerate(assignment: str, repo: Path = REPO_ROOT) -> Path:
     """Regenerate ``release/<assignment>/`` in ``repo`` and return it."""
-    target = repo / "release" / assignment
+    target = Course(repo).release(assignment)
     with tempfile.TemporaryDirectory() as scratch:
         generated = Course.from_repo(Path(scratch), [assignment], repo=repo).generate_assignment(assignment)
         if target.exists():
@@ -27,7 +27,7 @@ def regenerate(assignment: str, repo: Path = REPO_ROOT) -> Path:
 
 
 def main(argv: list[str]) -> None:
-    names = argv or assignments_in(REPO_ROOT / "source")
+    names = argv or Course(REPO_ROOT).assignments()
     for name in names:
         print(f"release/{name}/ <- source/{name}/")
         regenerate(name)

@@ -22,8 +22,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dpgrader.cells import grade_id_of, is_grade, is_solution, visible_part
+from dpgrader.course import Course
 from dpgrader.outcomes import UNGRADED, ZERO, RowLabel, read_outcomes
-from dpgrader.review.cells import visible_part
 
 NOT_RUN = (*UNGRADED, *ZERO)  # grades unknown (error, killed) or nothing ran (missing, unreadable, ...)
 QUESTION_WIDTH = 220  # characters of a written answer's question shown
@@ -72,10 +73,6 @@ def hint_strings(code: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(h for h in hints if h))
 
 
-def _nbgrader(cell) -> dict:
-    return cell.metadata.get("nbgrader", {}) if hasattr(cell, "metadata") else {}
-
-
 def cell_lines(source_notebook: Path) -> dict[str, tuple[str, tuple[str, ...]]]:
     """Per graded cell of a source notebook: ``(one line, hints)``, in notebook order.
 
@@ -88,18 +85,18 @@ def cell_lines(source_notebook: Path) -> dict[str, tuple[str, tuple[str, ...]]]:
     cells = nbformat.read(str(source_notebook), as_version=4).cells
     lines = {}
     for index, cell in enumerate(cells):
-        meta = _nbgrader(cell)
-        if not meta.get("grade") or not meta.get("grade_id"):
+        grade_id = grade_id_of(cell)
+        if not is_grade(cell) or not grade_id:
             continue
-        if meta.get("solution"):
+        if is_solution(cell):
             before = cells[index - 1].source if index > 0 and cells[index - 1].cell_type == "markdown" else ""
             paragraphs = [p for p in re.split(r"\n\s*\n", before) if p.strip()]
             question = _one_line(paragraphs[-1]) if paragraphs else ""
             question = re.sub(r"^\*\*(Exercise [\w.]+)[^*]*\*\*\s*", r"\1: ", question)  # "**Exercise 9 (2 points).**"
-            lines[meta["grade_id"]] = (textwrap.shorten(question, QUESTION_WIDTH, placeholder=" ..."), ())
+            lines[grade_id] = (textwrap.shorten(question, QUESTION_WIDTH, placeholder=" ..."), ())
         else:
             visible = visible_part(cell.source)
-            lines[meta["grade_id"]] = (docstring_line(visible), hint_strings(visible))
+            lines[grade_id] = (docstring_line(visible), hint_strings(visible))
     return lines
 
 
@@ -189,14 +186,14 @@ def class_mistakes(root: Path, assignment: str) -> ClassMistakes:
     """
     from nbgrader.api import Gradebook
 
-    root = Path(root)
-    outcomes = read_outcomes(root)
-    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+    course = Course(root)
+    outcomes = read_outcomes(course.root)
+    with Gradebook(course.gradebook_url) as gradebook:
         found = gradebook.find_assignment(assignment)
         cells = []  # (notebook, grade_id, points, written?)
         lines: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
         for notebook in sorted(found.notebooks, key=lambda n: n.name):
-            source = root / "source" / assignment / f"{notebook.name}.ipynb"
+            source = course.source(assignment) / f"{notebook.name}.ipynb"
             known = cell_lines(source) if source.exists() else {}
             lines.update({(notebook.name, g): v for g, v in known.items()})
             solutions = {c.name for c in notebook.solution_cells}
@@ -261,7 +258,7 @@ def graded_assignments(root: Path) -> list[str]:
     """The assignments of the gradebook of ``root`` with at least one submission, sorted."""
     from nbgrader.api import Gradebook
 
-    with Gradebook(f"sqlite:///{Path(root) / 'gradebook.db'}") as gradebook:
+    with Gradebook(Course(root).gradebook_url) as gradebook:
         return sorted(a.name for a in gradebook.assignments if a.num_submissions)
 
 

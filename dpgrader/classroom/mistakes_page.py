@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from dpgrader.classroom.mistakes import ClassMistakes, Mistake, class_mistakes, graded_assignments
+from dpgrader.course import Course, notebooks_of
 from dpgrader.preprocessors.mathml import text_to_html
 from dpgrader.safe_output import write_csv
 
@@ -243,7 +244,7 @@ def check_no_hidden_code(page: str, source_folder: Path) -> None:
 
     from dpgrader.preprocessors.feedback import secret_lines
 
-    sources = [c.source for nb in sorted(Path(source_folder).glob("*.ipynb"))
+    sources = [c.source for nb in notebooks_of(source_folder)
                for c in nbformat.read(str(nb), as_version=4).cells]
     text = html.unescape(re.sub(r'src="data:image/png;base64,[^"]*"', "", page))
     quoted = sorted(line for line in secret_lines(sources) if line in text)
@@ -257,7 +258,7 @@ def write_assignment_mistakes(root: Path, assignment: str, folder: Path, labels:
     """Write ``<folder>/<assignment>.html`` and ``.csv``; return the page's path and what it shows."""
     report = class_mistakes(root, assignment)
     page = mistakes_html(report, labels, names)
-    check_no_hidden_code(page, Path(root) / "source" / assignment)
+    check_no_hidden_code(page, Course(root).source(assignment))
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{assignment}.html"
     target.write_text(page)

@@ -35,18 +35,19 @@ def build_class(target: Path, n_students: int = 30, assignments: list[str] | Non
         if not (target / MARKER).exists() and any(target.iterdir()):
             raise FileExistsError(f"{target} exists and was not made by this simulation: choose another folder")
         shutil.rmtree(target)
-    names = assignments or [a for a in assignments_in(repo / "release") if (repo / "source" / a).is_dir()]
+    repo_course = Course(repo)  # the repository is laid out as a course: source/, release/
+    names = assignments or [a for a in assignments_in(repo_course.release()) if repo_course.source(a).is_dir()]
     course = Course.from_repo(target, names, repo=repo)
     (course.root / MARKER).write_text("made by python -m dpgrader.simulation; deleted and rebuilt on every run\n")
     if cell_timeout:
-        with open(course.root / "nbgrader_config.py", "a") as config:
+        with open(course.config_file, "a") as config:
             config.write(f"\n# The simulation: a shorter per-cell limit, so its infinite loops cost little.\n"
                          f"c.GradingLimits.cell_seconds = {int(cell_timeout)}\n")
     if progress:
         print(f"releasing {len(names)} assignments ...", flush=True)
     course.generate_assignments()
     roster = student_roster(n_students)
-    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
+    with Gradebook(course.gradebook_url) as gradebook:
         for student_id, first, last in roster:
             gradebook.update_or_create_student(student_id, first_name=first, last_name=last)
     kinds = assign_kinds([s for s, _, _ in roster], names, seed)
@@ -55,12 +56,12 @@ def build_class(target: Path, n_students: int = 30, assignments: list[str] | Non
     hand_in = np.random.default_rng(seed + 3)  # hand-in times spread over two days
     for (student, assignment), kind in tqdm(sorted(kinds.items()), desc="writing submissions", disable=not progress):
         submitted_at = HAND_IN_START + timedelta(minutes=int(hand_in.integers(48 * 60)))
-        for release in notebooks_of(course.root / "release" / assignment):
-            text = make_submission(kind, release, repo / "source" / assignment / release.name, rng)
+        for release in notebooks_of(course.release(assignment)):
+            text = make_submission(kind, release, repo_course.source(assignment) / release.name, rng)
             texts[student, assignment, release.name] = text
             if text is None:
                 continue
-            folder = course.root / "submitted" / student / assignment
+            folder = course.submitted(student, assignment)
             folder.mkdir(parents=True, exist_ok=True)
             (folder / release.name).write_text(text)
             (folder / "timestamp.txt").write_text(format_timestamp(submitted_at))
@@ -75,7 +76,7 @@ def autograded_percent(root: Path) -> dict[tuple[str, str], float]:
     from nbgrader.api import Gradebook
 
     result = {}
-    with Gradebook(f"sqlite:///{Path(root) / 'gradebook.db'}") as gradebook:
+    with Gradebook(Course(root).gradebook_url) as gradebook:
         for assignment in gradebook.assignments:
             for submission in assignment.submissions:
                 earned = maximum = 0.0
@@ -167,9 +168,9 @@ def run(target: Path, n_students: int = 30, workers: int | None = None, seed: in
     print(f"{len(outcomes)} submission notebooks graded in {seconds:.0f} s "
           f"({seconds / max(1, len(outcomes)):.1f} s each, set-up {graded - started:.0f} s)")
     print(f"grades:   {course.root / 'grades.csv'}")
-    print(f"feedback: {course.root / 'feedback'}/<student>/<assignment>/")
+    print(f"feedback: {course.feedback()}/<student>/<assignment>/")
     print(f"plot:     {plot}")
-    print(f"copies:   {course.root / 'similarity'}/<assignment>.html")
+    print(f"copies:   {course.similarity_report('<assignment>')}")
     print(f"mistakes: {course.root / 'mistakes'}/<assignment>.html and .csv (what the class got wrong, by kind)")
     return rows
 

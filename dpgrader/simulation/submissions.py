@@ -11,6 +11,7 @@ from pathlib import Path
 import nbformat
 import numpy as np
 
+from dpgrader.cells import grade_id_of, is_solution, is_test_cell
 from dpgrader.simulation.copying import COPIERS, ENDINGS, honest_answer
 from dpgrader.simulation.hostile import ATTACKS
 
@@ -70,10 +71,6 @@ def assign_kinds(students: list[str], assignments: list[str], seed: int = 0) -> 
     return kinds
 
 
-def _grade_id(cell) -> str | None:
-    return cell.metadata.get("nbgrader", {}).get("grade_id")
-
-
 def _solution_code(source_cell_text: str) -> str:
     return "\n".join(line for line in source_cell_text.split("\n") if "BEGIN SOLUTION" not in line and "END SOLUTION" not in line)
 
@@ -119,8 +116,8 @@ def make_submission(kind: str, release: Path, source: Path, rng: np.random.Gener
         cell = nbformat.v4.new_code_cell(attack.code())
         notebook.cells.insert(len(notebook.cells) if attack.last else min(2, len(notebook.cells)), cell)
         return nbformat.writes(notebook)
-    reference = {_grade_id(c): c.source for c in nbformat.read(str(source), as_version=4).cells if _grade_id(c)}
-    solutions = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    reference = {grade_id_of(c): c.source for c in nbformat.read(str(source), as_version=4).cells if grade_id_of(c)}
+    solutions = [c for c in notebook.cells if is_solution(c)]
     code_solutions = [c for c in solutions if c.cell_type == "code"]
     solve = set(range(len(code_solutions)))
     if kind == "partial":
@@ -128,7 +125,7 @@ def make_submission(kind: str, release: Path, source: Path, rng: np.random.Gener
     if kind in COPIERS:
         kind = "correct"  # rewritten by dpgrader.simulation.copying.copy_submissions once the whole class exists
     for index, cell in enumerate(code_solutions):
-        answer = _solution_code(reference[_grade_id(cell)])
+        answer = _solution_code(reference[grade_id_of(cell)])
         if kind in ("wrong", "monkeypatch"):
             cell.source = _wrong(cell.source, answer)
         elif kind == "delegates":
@@ -150,8 +147,7 @@ def make_submission(kind: str, release: Path, source: Path, rng: np.random.Gener
         victim = code_solutions[int(rng.integers(len(code_solutions)))]
         victim.source += ENDINGS[kind]
     if kind == "messy":
-        tests = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"
-                 and not c.metadata["nbgrader"].get("solution")]
+        tests = [c for c in notebook.cells if is_test_cell(c)]
         if len(tests) >= 2:
             first, second = rng.choice(len(tests), size=2, replace=False)
             del tests[int(second)].metadata["nbgrader"]  # copy-pasted into a fresh cell
