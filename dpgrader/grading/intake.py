@@ -5,9 +5,10 @@ A submission folder comes from a student. Anything in it that is not a plain fil
 grader, which reads with its own rights, read something the student cannot: ``data/environ ->
 /proc/self/environ`` copied by ``shutil.copytree`` hands the grader's environment to the kernel.
 :func:`irregular_entry` walks the whole tree with ``lstat`` (no link is ever followed) and names
-the first such entry; the class grader refuses the submission. :func:`copy_for_grading` copies
+the first such entry; the class grader refuses the submission. :func:`graded_files` reads
 what nbgrader needs (the notebooks and nbgrader's ``timestamp.txt``) and nothing else, again
-without following links, so even a link made after the check never reaches the kernel.
+without following links, so even a link made after the check never reaches the kernel: the
+worker gets these bytes, never the folder.
 
 :func:`read_notebook` is the one way a submitted notebook is read, by the grader's intake, the
 review and the copy detection alike: as nbgrader reads it for grading (``nbformat.read(...,
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import warnings
 from pathlib import Path
@@ -123,20 +123,20 @@ def irregular_entry(folder: Path) -> str | None:
     return None
 
 
-def copy_for_grading(submission: Path, target: Path) -> list[str]:
-    """Copy the regular files nbgrader grades (:data:`GRADED_FILES`) from ``submission`` to ``target``; return their names.
+def graded_files(submission: Path) -> dict[str, bytes]:
+    """The regular files nbgrader grades (:data:`GRADED_FILES`) of ``submission``, by name, as bytes.
 
-    Only top-level plain files are copied, byte for byte (``follow_symlinks=False``): no folder,
-    no link, no other file (a ``dplib/`` or ``numpy.py`` beside the notebook never reaches the
-    kernel's import path).
+    Only top-level plain files with one link are read (``O_NOFOLLOW``: a link made after the check is
+    not followed either): no folder, no link, no other file (a ``dplib/`` or ``numpy.py`` beside the
+    notebook never reaches the kernel's import path).
     """
-    target.mkdir(parents=True, exist_ok=True)
-    copied = []
+    found = {}
     for entry in sorted(os.scandir(submission), key=lambda e: e.name):
         if not entry.is_file(follow_symlinks=False) or not any(Path(entry.name).match(p) for p in GRADED_FILES):
             continue
         if entry.stat(follow_symlinks=False).st_nlink > 1:
             continue
-        shutil.copy2(entry.path, target / entry.name, follow_symlinks=False)
-        copied.append(entry.name)
-    return copied
+        descriptor = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(descriptor, "rb") as handle:
+            found[entry.name] = handle.read()
+    return found

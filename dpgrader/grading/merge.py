@@ -24,14 +24,14 @@ def remove_tree(path: Path) -> None:
         shutil.rmtree(path, onerror=make_writable)
 
 
-def _copy_back(source: str | None, target: Path, keep=None) -> None:
-    """Replace ``target`` by the regular files of ``source`` (no symlinks; only names ``keep`` accepts, if given)."""
+def _replace_files(files: dict[str, bytes], target: Path, keep) -> None:
+    """Replace ``target`` by ``files``: plain names only (no folder), only those ``keep`` accepts."""
     remove_tree(target)
-    if source and Path(source).is_dir():
+    kept = {name: content for name, content in files.items() if "/" not in name and name not in (".", "..") and keep(name)}
+    if kept:
         target.mkdir(parents=True, exist_ok=True)
-        for item in sorted(Path(source).iterdir()):
-            if item.is_file() and not item.is_symlink() and (keep is None or keep(item.name)):
-                shutil.copy2(item, target / item.name)
+        for name, content in sorted(kept.items()):
+            (target / name).write_bytes(content)
 
 
 def merge(gradebook, student: str, assignment: str, result: GradingResult) -> tuple[float, float]:
@@ -87,10 +87,10 @@ def record(course: Course, gradebook, task: GradingTask, result: GradingResult) 
         _write_log(course, student, assignment, result.log)
     # Back into the course: the graded notebooks and the submission's own files, nothing the kernel made.
     submitted = {p.name for p in task.submission.iterdir()}
-    _copy_back(result.autograded, course.autograded(student, assignment),
-               keep=lambda name: name.endswith(".ipynb") or name in submitted)
+    _replace_files(result.autograded, course.autograded(student, assignment),
+                   keep=lambda name: name.endswith(".ipynb") or name in submitted)
     if task.feedback:
-        _copy_back(result.feedback, course.feedback(student, assignment), keep=lambda name: name.endswith(".html"))
+        _replace_files(result.feedback, course.feedback(student, assignment), keep=lambda name: name.endswith(".html"))
     flags: tuple[Flag, ...] = ()
     by_notebook = {}  # reviewed against the instructor's notebook; the flags are shown in formgrader
     for notebook in notebooks_of(task.submission):

@@ -8,6 +8,7 @@ that worker was sent, and only once: anything else on the pipe is ignored and lo
 
 from __future__ import annotations
 
+import json
 import os
 import selectors
 import subprocess
@@ -17,7 +18,7 @@ from collections import deque
 from pathlib import Path
 
 from dpgrader.course import nbgrader_env
-from dpgrader.grading.task import GradingResult, GradingTask
+from dpgrader.grading.task import AssignmentBundle, GradingResult, GradingTask
 from dpgrader.grading.worker import READY
 from dpgrader.outcomes import Status
 
@@ -29,8 +30,11 @@ class _Worker:
         env = {**nbgrader_env(), **(env or {})}
         env.pop("PYTHONWARNINGS", None)  # kernels inherit it: students' warnings must be real
         self.log = open(log_dir / f"worker-{index}.log", "ab")
+        scratch = log_dir / f"scratch-{index}"  # its tasks' scratch courses (removed with the run's folder)
+        scratch.mkdir(mode=0o700, exist_ok=True)
+        self.sent: set[str] = set()  # digests of the bundles this worker has
         self.proc = subprocess.Popen(
-            [sys.executable, "-W", "ignore", "-m", "dpgrader.grading.worker"],
+            [sys.executable, "-W", "ignore", "-m", "dpgrader.grading.worker", str(scratch)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env, start_new_session=True,
         )
         self.buffer = b""
@@ -42,9 +46,14 @@ class _Worker:
     def fd(self) -> int:
         return self.proc.stdout.fileno()
 
-    def send(self, task: GradingTask) -> None:
+    def send(self, task: GradingTask, bundle: AssignmentBundle) -> None:
+        """Send ``task`` (its submission's files read now), with its assignment's bundle if this worker lacks it."""
         self.task, self.deadline = task, time.monotonic() + task.timeout
-        self.proc.stdin.write((task.to_json() + "\n").encode())
+        digest = bundle.digest
+        message = {"task": task.packed().to_bytes().decode(), "digest": digest,
+                   "bundle": None if digest in self.sent else bundle.to_bytes().decode()}
+        self.sent.add(digest)
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
         self.proc.stdin.flush()
 
     def messages(self) -> list[GradingResult | str] | None:
@@ -60,7 +69,7 @@ class _Worker:
                 messages.append(READY)
                 continue
             try:
-                messages.append(GradingResult.from_json(line))
+                messages.append(GradingResult.from_bytes(line))
             except (ValueError, TypeError, KeyError):
                 self.log.write(b"ignored a line on the result pipe that is not a result: " + line[:200] + b"\n")
         return messages
@@ -97,9 +106,12 @@ class _Worker:
                 pass
 
 
-def run_tasks(tasks: list[GradingTask], workers: int, log_dir: Path, on_result, setup=None,
+def run_tasks(tasks: list[GradingTask], workers: int, log_dir: Path, on_result, bundle_of, setup=None,
               env: dict | None = None, first: list[GradingTask] = (), on_first=None) -> None:
     """Run ``tasks`` on ``workers`` worker processes; call ``on_result(task, result)`` for each, in this process.
+
+    ``bundle_of(assignment)`` gives the :class:`~dpgrader.grading.task.AssignmentBundle` a task's worker
+    needs (called once ``setup`` ran; each worker gets each bundle once).
 
     ``first`` tasks (the pre-flight) run before any of ``tasks`` is sent, their results go to
     ``on_first(task, result)``; an exception it raises stops the run before ``tasks`` start.
@@ -158,7 +170,7 @@ def run_tasks(tasks: list[GradingTask], workers: int, log_dir: Path, on_result, 
             for worker in pool:
                 task = next_task() if worker.ready and worker.task is None else None
                 if task is not None:
-                    worker.send(task)
+                    worker.send(task, bundle_of(task.assignment))
             wait = min([w.deadline for w in pool if w.task is not None], default=time.monotonic() + 5)
             for key, _ in selector.select(timeout=max(0.05, wait - time.monotonic())):
                 worker: _Worker = key.data

@@ -12,7 +12,6 @@ budget of every submission of that assignment (:meth:`~dpgrader.grading.limits.G
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -29,16 +28,13 @@ class PreflightFailed(RuntimeError):
     """The reference solution of an assignment did not earn full marks: nobody is graded."""
 
 
-def preflight_task(task: GradingTask, submission: Path, scratch: Path, token: str) -> GradingTask:
-    """A grading task for the reference solution of ``task``'s assignment (a copy of its source notebooks).
+def preflight_task(task: GradingTask, token: str) -> GradingTask:
+    """A grading task for the reference solution of ``task``'s assignment: its source notebooks, handed in.
 
     It may run ``limits.preflight_seconds`` (the reference is not held to a submission's time budget).
     """
-    submission.mkdir(parents=True)
-    for notebook in notebooks_of(Course(task.course).source(task.assignment)):
-        shutil.copy2(notebook, submission / notebook.name)
-    return replace(task, student=PREFLIGHT_STUDENT, submission=submission, scratch=scratch, token=token,
-                   feedback=False, preflight=True)
+    return replace(task, student=PREFLIGHT_STUDENT, submission=Course(task.course).source(task.assignment),
+                   token=token, feedback=False, preflight=True)
 
 
 def autograded_points(notebook: Path) -> dict[str, float]:
@@ -51,10 +47,11 @@ def autograded_points(notebook: Path) -> dict[str, float]:
     }
 
 
-def _first_error(autograded: Path | None) -> str:
+def _first_error(autograded: dict[str, bytes]) -> str:
     """``"<cell>: <Error>: <message>"`` of the first code cell with an error in the graded notebooks, or ``""``."""
-    for notebook in sorted(autograded.glob("*.ipynb")) if autograded and autograded.is_dir() else []:
-        for index, cell in enumerate(nbformat.read(str(notebook), as_version=4).cells):
+    for name, content in sorted(autograded.items()):
+        notebook = Path(name)
+        for index, cell in enumerate(nbformat.reads(content.decode(), as_version=4).cells):
             for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
                 if output.get("output_type") == "error":
                     name = cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index}"

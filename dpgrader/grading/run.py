@@ -24,7 +24,8 @@ from dpgrader.grading.limits import GradingLimits
 from dpgrader.grading.merge import merge, record, remove_tree
 from dpgrader.grading.pool import run_tasks
 from dpgrader.grading.preflight import PreflightFailed, preflight_problem, preflight_task
-from dpgrader.grading.task import GradingResult, GradingTask
+from dpgrader.grading.bundle import assignment_bundle
+from dpgrader.grading.task import AssignmentBundle, GradingResult, GradingTask
 from dpgrader.outcomes import Flag, Outcome, Status, write_outcomes
 # After grading, copies found across the class (dpgrader.similarity, see add_copy_flags).
 from dpgrader.review import comment_in_gradebook
@@ -95,22 +96,17 @@ def class_limits(course: Course, overrides: Mapping[str, float] | None = None) -
     return GradingLimits.from_config(course.config()).replace(**dict(overrides or {}))
 
 
-def _tasks(course: Course, submissions: list[tuple[str, str]], scratch_base: Path, limits: GradingLimits,
-           feedback: bool, sandboxed: bool) -> list[GradingTask]:
-    """One task per submission, each with a private, unguessable scratch folder made here; largest first."""
+def _tasks(course: Course, submissions: list[tuple[str, str]], limits: GradingLimits, feedback: bool,
+           sandboxed: bool) -> list[GradingTask]:
+    """One task per submission, each with a random token; largest first."""
     tasks = [
         GradingTask(course=course.root, assignment=assignment, student=student,
-                    submission=course.submitted(student, assignment), scratch=_scratch(scratch_base),
-                    template_db=scratch_base / "template.db", token=secrets.token_hex(16), limits=limits,
+                    submission=course.submitted(student, assignment), token=secrets.token_hex(16), limits=limits,
                     feedback=feedback, sandboxed=sandboxed)
         for student, assignment in submissions
     ]
     # Longest first (bigger notebooks run longer), so no worker is left with a long tail alone.
     return sorted(tasks, key=lambda task: -sum(p.stat().st_size for p in notebooks_of(task.submission)))
-
-
-def _scratch(base: Path) -> Path:
-    return Path(tempfile.mkdtemp(prefix="task-", dir=base)) / "course"
 
 
 def grade_class(
@@ -174,29 +170,25 @@ def grade_class(
     workers = workers or os.cpu_count() or 1
     outcomes: list[Outcome] = []
     scratch_base = Path(tempfile.mkdtemp(prefix="dplib-grading-"))  # 0700, unguessable
-    tasks = _tasks(course, submissions, scratch_base, run_limits, feedback, sandboxed)
+    tasks = _tasks(course, submissions, run_limits, feedback, sandboxed)
     # The pre-flight: each assignment's reference solution first, graded like a submission.
-    first = [
-        preflight_task(task, Path(tempfile.mkdtemp(prefix="reference-", dir=scratch_base)) / task.assignment,
-                       _scratch(scratch_base), secrets.token_hex(16))
-        for task in {task.assignment: task for task in tasks}.values()
-    ]
+    first = [preflight_task(task, secrets.token_hex(16)) for task in {task.assignment: task for task in tasks}.values()]
+    bundles: dict[str, AssignmentBundle] = {}
     bar = tqdm(total=len(tasks), desc=f"grading on {min(workers, len(tasks) or 1)} workers", unit="submission",
                disable=not progress)
     opened: list = []
 
     def setup() -> None:
-        """While the workers start: the gradebook knows every assignment; a template copy for the workers."""
+        """While the workers start: the gradebook knows every assignment; each assignment's bundle for the workers."""
         from nbgrader.api import Gradebook
 
         ensure_assignments(course, sorted({a for _, a in submissions} | {o.assignment for o in refused}))
-        shutil.copy2(course.gradebook, scratch_base / "template.db")
+        bundles.update({a: assignment_bundle(course, a) for a in sorted({a for _, a in submissions})})
         opened.append(Gradebook(course.gradebook_url))
 
     def on_preflight(task: GradingTask, result: GradingResult) -> list[GradingTask]:
         """Stop if the reference did not earn full marks; else give its assignment's tasks their time budget."""
         problem = preflight_problem(task, result)
-        remove_tree(task.scratch.parent)
         if problem:
             log = course.grading_logs / f"preflight-{task.assignment}.log"
             log.parent.mkdir(parents=True, exist_ok=True)
@@ -215,14 +207,13 @@ def grade_class(
             outcome = Outcome(task.student, task.assignment, Status.ERROR, f"could not record the result: {error!r}",
                               sandboxed=sandboxed)
         outcomes.append(outcome)
-        remove_tree(task.scratch.parent)
         bar.set_postfix_str(one_line(f"{task.student}/{task.assignment}: {outcome.status}"), refresh=False)
         bar.update()
 
     try:
         if tasks:
-            run_tasks(tasks, workers, scratch_base, on_result, setup, env=worker_env, first=first,
-                      on_first=on_preflight)
+            run_tasks(tasks, workers, scratch_base, on_result, bundles.__getitem__, setup, env=worker_env,
+                      first=first, on_first=on_preflight)
         elif refused:
             setup()
         for outcome in refused:  # 0 points, recorded like any other outcome (after the pre-flight passed)

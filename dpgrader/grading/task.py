@@ -1,38 +1,59 @@
-"""What a grading worker is asked (:class:`GradingTask`) and what it answers (:class:`GradingResult`).
+"""What a grading worker is asked and what it answers, as frozen values.
 
-Both are frozen values. They become JSON only to cross a process boundary (the worker's pipe,
-:meth:`GradingTask.to_json`, :meth:`GradingResult.from_json`), and text only in exports and
-pages. Paths travel as strings in JSON and are :class:`~pathlib.Path` everywhere else.
+- :class:`GradingTask` — one submission to grade, as the class grader knows it (where its files are).
+- :class:`PackedTask` — the same task as a worker receives it: the submission's files as bytes and
+  no path of the instructor's, so a worker needs no shared filesystem and sees nobody else's work.
+- :class:`AssignmentBundle` — what every task of one assignment needs (``nbgrader_config.py``, the
+  assignment's ``source/`` folder, a gradebook that knows the assignment and no student), sent once.
+- :class:`GradingResult` — what grading gave: status, messages, scores, measurements, and the graded
+  notebooks and feedback pages as bytes, for the one gradebook writer to merge.
+
+They become JSON only to cross a process boundary (``to_bytes`` / ``from_bytes``: file contents in
+base64), and text only in exports and pages.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from dpgrader.grading.intake import graded_files
 from dpgrader.grading.limits import GradingLimits
 from dpgrader.outcomes import Status
+
+Files = dict[str, bytes]  # relative path ("source/01_definition/01_definition.ipynb") -> content
+
+
+def _encode(files: Files) -> dict[str, str]:
+    return {name: base64.b64encode(content).decode("ascii") for name, content in sorted(files.items())}
+
+
+def _decode(files: dict[str, str]) -> Files:
+    decoded = {name: base64.b64decode(content, validate=True) for name, content in files.items()}
+    for name in decoded:
+        path = PurePosixPath(name)
+        if path.is_absolute() or ".." in path.parts or not path.parts:
+            raise ValueError(f"a file of a task or result must be a relative path inside it, got {name!r}")
+    return decoded
 
 
 @dataclass(frozen=True)
 class GradingTask:
-    """One submission to grade, in a scratch course folder of its own.
+    """One submission to grade, on the instructor's side.
 
     Attributes
     ----------
     course : Path
-        The instructor's course folder (read only: ``nbgrader_config.py`` and ``source/<assignment>``).
+        The instructor's course folder.
     assignment, student : str
         Whose submission of what.
     submission : Path
         The folder handed in (``submitted/<student>/<assignment>``, or a copy of the reference solution).
-    scratch : Path
-        A private, unguessable folder the class grader made; the worker builds the throwaway course in it.
-    template_db : Path
-        A copy of the course's gradebook for the scratch course.
     token : str
-        Random; a worker's answer counts only if it echoes it.
+        Random; a worker's answer counts only if it echoes it, and only once.
     limits : GradingLimits
         Every limit of this submission's grading (its time budget set from the pre-flight).
     feedback : bool
@@ -47,8 +68,6 @@ class GradingTask:
     assignment: str
     student: str
     submission: Path
-    scratch: Path
-    template_db: Path
     token: str
     limits: GradingLimits = field(default_factory=GradingLimits)
     feedback: bool = True
@@ -64,17 +83,66 @@ class GradingTask:
         """This task with some limits changed (``task.with_limits(notebook_seconds=120)``)."""
         return replace(self, limits=self.limits.replace(**changes))
 
-    def to_json(self) -> str:
-        """One line of JSON for the worker's stdin."""
-        fields = {name: str(value) if isinstance(value, Path) else value for name, value in asdict(self).items()}
-        return json.dumps(fields)
+    def packed(self) -> PackedTask:
+        """The task as a worker gets it: the submission's graded files read now, regular files only."""
+        return PackedTask(self.assignment, self.student, self.token, self.limits, graded_files(self.submission),
+                          self.feedback, self.sandboxed, self.preflight)
+
+
+@dataclass(frozen=True)
+class PackedTask:
+    """A task as a worker receives it: no path of the instructor's, the submission's files as bytes.
+
+    ``files`` are the notebooks and ``timestamp.txt`` handed in, by name
+    (:func:`~dpgrader.grading.intake.graded_files`).
+    """
+
+    assignment: str
+    student: str
+    token: str
+    limits: GradingLimits
+    files: Files
+    feedback: bool = True
+    sandboxed: bool = True
+    preflight: bool = False
+
+    def to_bytes(self) -> bytes:
+        fields = {**asdict(self), "files": _encode(self.files)}
+        return json.dumps(fields).encode()
 
     @classmethod
-    def from_json(cls, line: str | bytes) -> GradingTask:
-        """The task of one line of JSON (:meth:`to_json`); ``ValueError`` if it is not one."""
-        fields = json.loads(line)
-        paths = {name: Path(fields[name]) for name in ("course", "submission", "scratch", "template_db")}
-        return cls(**{**fields, **paths, "limits": GradingLimits(**fields.get("limits", {}))})
+    def from_bytes(cls, data: bytes | str) -> PackedTask:
+        """The task of :meth:`to_bytes`; ``ValueError``, ``TypeError`` or ``KeyError`` if it is not one."""
+        fields = json.loads(data)
+        return cls(**{**fields, "limits": GradingLimits(**fields["limits"]), "files": _decode(fields["files"])})
+
+
+@dataclass(frozen=True)
+class AssignmentBundle:
+    """What every task of one assignment needs, by path in the worker's scratch course.
+
+    ``nbgrader_config.py``, every regular file of ``source/<assignment>/``, and ``gradebook.db``: a
+    gradebook that knows this assignment (its notebooks, cells and due date) and no student.
+    """
+
+    assignment: str
+    files: Files
+
+    @property
+    def digest(self) -> str:
+        """A name for this content (a worker keeps bundles it has seen by digest)."""
+        hasher = hashlib.sha256(self.assignment.encode())
+        for name, content in sorted(self.files.items()):
+            hasher.update(name.encode() + b"\0" + hashlib.sha256(content).digest())
+        return hasher.hexdigest()
+
+    def to_bytes(self) -> bytes:
+        return json.dumps({"assignment": self.assignment, "files": _encode(self.files)}).encode()
+
+    @classmethod
+    def from_bytes(cls, data: bytes | str) -> AssignmentBundle:
+        fields = json.loads(data)
+        return cls(fields["assignment"], _decode(fields["files"]))
 
 
 @dataclass(frozen=True)
@@ -96,12 +164,12 @@ class NotebookResult:
 
 @dataclass(frozen=True)
 class GradingResult:
-    """What grading one task gave: its status, messages, nbgrader's scores and what was measured.
+    """What grading one task gave: its status, messages, nbgrader's scores, what was measured, the files made.
 
     Attributes
     ----------
     token : str
-        The task's token (the pool accepts a result only with the token of the task sent).
+        The task's token (a result is accepted only with the token of the task sent, and only once).
     status : Status
         The outcome (:meth:`~dpgrader.outcomes.Status.worst` of everything noted while grading).
     messages : tuple of str
@@ -110,14 +178,16 @@ class GradingResult:
         By notebook name: empty when nothing was graded.
     timestamp : str or None
         The submission's hand-in time as the gradebook has it (ISO 8601).
-    autograded, feedback : Path or None
-        The graded notebooks and the feedback pages, in the scratch course.
+    autograded, feedback : dict of str to bytes
+        The graded notebooks and the feedback pages, by file name.
     seconds : float
         Wall-clock seconds the worker spent on the task.
     kernel_cpu : float or None
         CPU seconds of the sandboxed kernels (their cgroup), where measured.
     log : str
         The end of nbgrader's log (kept for the instructor when the status is not ``ok``).
+    worker : str
+        Which worker graded it (a host and process, or a Dask worker's address).
     """
 
     token: str
@@ -125,28 +195,27 @@ class GradingResult:
     messages: tuple[str, ...] = ()
     notebooks: dict[str, NotebookResult] = field(default_factory=dict)
     timestamp: str | None = None
-    autograded: Path | None = None
-    feedback: Path | None = None
+    autograded: Files = field(default_factory=dict)
+    feedback: Files = field(default_factory=dict)
     seconds: float = 0.0
     kernel_cpu: float | None = None
     log: str = ""
+    worker: str = ""
 
     @classmethod
-    def failed(cls, task: GradingTask, status: Status, message: str, seconds: float = 0.0) -> GradingResult:
-        """The result of a task that was not graded (its worker crashed or was killed)."""
-        return cls(task.token, Status(status), (message,), seconds=seconds)
+    def failed(cls, task: GradingTask, status: Status, message: str, seconds: float = 0.0,
+               worker: str = "") -> GradingResult:
+        """The result of a task that was not graded (its worker crashed or was killed, the engine failed)."""
+        return cls(task.token, Status(status), (message,), seconds=seconds, worker=worker)
 
-    def to_json(self) -> str:
-        """One line of JSON for the worker's stdout."""
-        fields = asdict(self)
-        fields["autograded"] = str(self.autograded) if self.autograded else None
-        fields["feedback"] = str(self.feedback) if self.feedback else None
-        return json.dumps(fields)
+    def to_bytes(self) -> bytes:
+        fields = {**asdict(self), "autograded": _encode(self.autograded), "feedback": _encode(self.feedback)}
+        return json.dumps(fields).encode()
 
     @classmethod
-    def from_json(cls, line: str | bytes) -> GradingResult:
-        """The result of one line of JSON (:meth:`to_json`); ``ValueError`` or ``TypeError`` if it is not one."""
-        fields = json.loads(line)
+    def from_bytes(cls, data: bytes | str) -> GradingResult:
+        """The result of :meth:`to_bytes`; ``ValueError``, ``TypeError`` or ``KeyError`` if it is not one."""
+        fields = json.loads(data)
         if not isinstance(fields, dict):
             raise ValueError("a grading result is a JSON object")
         notebooks = {
@@ -154,6 +223,23 @@ class GradingResult:
                                  dict(notebook["comments"]), notebook["late_penalty"])
             for name, notebook in fields.pop("notebooks", {}).items()
         }
-        paths = {name: Path(fields[name]) if fields.get(name) else None for name in ("autograded", "feedback")}
-        return cls(**{**fields, **paths, "status": Status(fields["status"]), "messages": tuple(fields["messages"]),
-                      "notebooks": notebooks})
+        return cls(**{**fields, "status": Status(fields["status"]), "messages": tuple(fields["messages"]),
+                      "notebooks": notebooks, "autograded": _decode(fields.get("autograded", {})),
+                      "feedback": _decode(fields.get("feedback", {}))})
+
+
+def write_files(files: Files, folder: Path) -> None:
+    """Write ``files`` (relative paths, checked by :meth:`from_bytes`) under ``folder``."""
+    for name, content in files.items():
+        path = Path(folder) / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+
+
+def read_files(folder: Path, keep=None) -> Files:
+    """The regular files directly in ``folder`` (no link followed), by name; only names ``keep`` accepts, if given."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return {}
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir())
+            if path.is_file() and not path.is_symlink() and (keep is None or keep(path.name))}

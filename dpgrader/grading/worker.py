@@ -1,28 +1,36 @@
 """A grading worker: autogrades one submission at a time, each in its own throwaway course folder.
 
-Started by :mod:`dpgrader.classroom` as ``python -m dpgrader.grading.worker``; reads one
-JSON task per line on stdin and answers one JSON result per line. nbgrader is imported
-once per worker (it takes seconds), not once per submission.
+:func:`grade` is what every engine runs: the local pool's worker processes
+(``python -m dpgrader.grading.worker``, one JSON message per line on stdin, one result per line
+on stdout) and a Dask worker (:mod:`dpgrader.grading.cluster`). nbgrader is imported once per
+worker (it takes seconds), not once per submission.
 
-A task's scratch folder holds the course's ``nbgrader_config.py``, the assignment's
-``source/``, a copy of the instructor's gradebook and this one submission. So a
-submission can only damage its own copy (``rm -rf ../..`` from a notebook hits the
-scratch folder), each SQLite gradebook has one writer, and the results come back as
-plain data for the main process to merge into the real gradebook.
+A task's scratch folder, made here under the worker's own base folder, holds the bundle of its
+assignment (``nbgrader_config.py``, ``source/<assignment>``, a gradebook that knows the
+assignment and no student) and this one submission's files. So a submission can only damage its
+own copy (``rm -rf ../..`` from a notebook hits the scratch folder), each SQLite gradebook has
+one writer, and the results (scores, graded notebooks and feedback as bytes) go back as data for
+the class grader to merge into the real gradebook.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import platform
 import shutil
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
 
+from dpgrader import sandbox
 from dpgrader.course import Course, notebooks_of
-from dpgrader.grading.intake import UnreadableNotebook, copy_for_grading, read_notebook
-from dpgrader.grading.task import CellScore, GradingResult, GradingTask, NotebookResult
+from dpgrader.grading.intake import GRADED_FILES, UnreadableNotebook, read_notebook
+from dpgrader.grading.task import (
+    AssignmentBundle, CellScore, GradingResult, NotebookResult, PackedTask, read_files, write_files,
+)
 from dpgrader.outcomes import Status, take_measurements, take_notes
 
 LOG_CHARACTERS = 20_000  # the end of nbgrader's log a result carries
@@ -40,28 +48,25 @@ def _read_problem(path: Path) -> str | None:
     return None
 
 
-def prepare(task: GradingTask) -> list[tuple[Status, str]]:
+def prepare(task: PackedTask, bundle: AssignmentBundle, scratch: Course) -> list[tuple[Status, str]]:
     """Build the scratch course of a task; return ``(status, message)`` of each notebook left out (it scores 0).
 
-    ``task.scratch`` is a private folder the class grader made (``tempfile.mkdtemp``); the
-    kernel sees none of it but its own ``autograded/<student>/<assignment>`` copy. A notebook
-    larger than ``limits.notebook_bytes`` is refused unread (``too_large``); one nbformat cannot
-    read is left out (``unreadable``), so the rest of the submission is still graded.
+    A notebook larger than ``limits.notebook_bytes`` is refused unread (``too_large``); one nbformat
+    cannot read is left out (``unreadable``), so the rest of the submission is still graded.
     """
-    scratch, course = Course(task.scratch), Course(task.course)
-    scratch.root.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(course.config_file, scratch.config_file)
-    shutil.copytree(course.source(task.assignment), scratch.source(task.assignment))
-    shutil.copy2(task.template_db, scratch.gradebook)
+    if bundle.assignment != task.assignment:
+        raise ValueError(f"the bundle of {bundle.assignment} was sent with a task of {task.assignment}")
+    write_files(bundle.files, scratch.root)
     target = scratch.submitted(task.student, task.assignment)
-    copy_for_grading(task.submission, target)  # regular notebooks only, no link followed
+    target.mkdir(parents=True, exist_ok=True)
     problems = []
-    for notebook in notebooks_of(target):
-        if notebook.stat().st_size > task.limits.notebook_bytes:
-            notebook.unlink()
-            problems.append((Status.TOO_LARGE, f"{notebook.name} is larger than {task.limits.notebook_bytes} bytes: "
+    for name, content in sorted(task.files.items()):
+        if name.endswith(".ipynb") and len(content) > task.limits.notebook_bytes:
+            problems.append((Status.TOO_LARGE, f"{name} is larger than {task.limits.notebook_bytes} bytes: "
                                                "refused, it scores 0"))
             continue
+        (target / Path(name).name).write_bytes(content)
+    for notebook in notebooks_of(target):
         problem = _read_problem(notebook)
         if problem:
             notebook.unlink()  # graded as missing (0 points) instead of failing the whole assignment
@@ -69,11 +74,11 @@ def prepare(task: GradingTask) -> list[tuple[Status, str]]:
     return problems
 
 
-def _load(task: GradingTask):
+def _load(task: PackedTask, scratch: Course):
     """nbgrader's configuration of the scratch course, with the task's limits (``c.GradingLimits``)."""
     from nbgrader.coursedir import CourseDirectory
 
-    config = Course(task.scratch).config()
+    config = scratch.config()
     task.limits.to_config(config)
     return config, CourseDirectory(config=config)
 
@@ -86,12 +91,12 @@ def _last_error_line(text: str) -> str:
     return lines[-1][:300] if lines else "unknown error"
 
 
-def _recorded(task: GradingTask) -> tuple[dict[str, NotebookResult], str | None]:
+def _recorded(task: PackedTask, scratch: Course) -> tuple[dict[str, NotebookResult], str | None]:
     """What nbgrader wrote in the scratch gradebook: each notebook's scores and comments, and the hand-in time."""
     from nbgrader.api import Gradebook
 
     notebooks = {}
-    with Gradebook(Course(task.scratch).gradebook_url) as gradebook:
+    with Gradebook(scratch.gradebook_url) as gradebook:
         submission = gradebook.find_submission(task.assignment, task.student)
         timestamp = submission.timestamp.isoformat() if submission.timestamp else None
         for notebook in submission.notebooks:
@@ -103,18 +108,34 @@ def _recorded(task: GradingTask) -> tuple[dict[str, NotebookResult], str | None]
     return notebooks, timestamp
 
 
-def grade(task: GradingTask) -> GradingResult:
-    """Autograde the task's submission (and generate its feedback); never raises."""
+def worker_name() -> str:
+    """This worker, for the log of who graded what: the host and the process."""
+    return f"{platform.node()}:{os.getpid()}"
+
+
+def grade(task: PackedTask, bundle: AssignmentBundle, scratch_base: Path | None = None) -> GradingResult:
+    """Autograde the task's submission (and generate its feedback) in a scratch course of its own; never raises.
+
+    The scratch course is made under ``scratch_base`` (a private folder of the worker's) and removed after.
+    """
+    started = time.perf_counter()
+    folder = Path(tempfile.mkdtemp(prefix="task-", dir=scratch_base))  # 0700, unguessable
+    try:
+        return _grade(task, bundle, Course(folder / "course"), started)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _grade(task: PackedTask, bundle: AssignmentBundle, scratch: Course, started: float) -> GradingResult:
     from nbgrader.converters import Autograde, GenerateFeedback
     from nbgrader.utils import capture_log
 
-    started = time.perf_counter()
     take_notes(), take_measurements()  # forget anything left from an earlier task
-    scratch = Course(task.scratch)
     status, messages, log = Status.OK, [], ""
     found: dict = {}
     try:
-        left_out = prepare(task)
+        _choose_sandbox(task)
+        left_out = prepare(task, bundle, scratch)
         messages += [message for _, message in left_out]
         status = Status.worst(*(problem for problem, _ in left_out))
         if not notebooks_of(scratch.submitted(task.student, task.assignment)):
@@ -122,7 +143,7 @@ def grade(task: GradingTask) -> GradingResult:
                 status = Status.MISSING
                 messages.append("no notebook was submitted")
             return _result(task, started, status, messages, log)
-        config, coursedir = _load(task)
+        config, coursedir = _load(task, scratch)
         coursedir.assignment_id, coursedir.student_id = task.assignment, task.student
         autograde = Autograde(coursedir=coursedir, config=config)
         autograde.force, autograde.create_student = True, True
@@ -135,15 +156,17 @@ def grade(task: GradingTask) -> GradingResult:
             return _result(task, started, Status.ERROR, [*messages, f"nbgrader could not grade it: {error}", *noted], log)
         status = Status.worst(status, *(noted_status for noted_status, _ in notes))
         messages += noted
-        notebooks, timestamp = _recorded(task)
+        notebooks, timestamp = _recorded(task, scratch)
         found = {"notebooks": notebooks, "timestamp": timestamp,
-                 "autograded": scratch.autograded(task.student, task.assignment)}
+                 "autograded": read_files(scratch.autograded(task.student, task.assignment),
+                                          keep=lambda name: any(Path(name).match(p) for p in GRADED_FILES))}
         if task.feedback:
             feedback = GenerateFeedback(coursedir=coursedir, config=config)
             feedback.force = True
             made = capture_log(feedback)
             if made["success"]:
-                found["feedback"] = scratch.feedback(task.student, task.assignment)
+                found["feedback"] = read_files(scratch.feedback(task.student, task.assignment),
+                                               keep=lambda name: name.endswith(".html"))
             else:
                 messages.append("feedback could not be generated: " + _last_error_line(made.get("error", "")))
     except Exception:
@@ -153,13 +176,26 @@ def grade(task: GradingTask) -> GradingResult:
     return _result(task, started, status, messages, log, **found)
 
 
-def _result(task: GradingTask, started: float, status: Status, messages: list[str], log: str, **found) -> GradingResult:
+def _choose_sandbox(task: PackedTask) -> None:
+    """Grade as the task says: sandboxed unless the instructor opted out for this run, whatever this worker's
+    environment says (a worker's ``DPLIB_NO_SANDBOX`` never unsandboxes a task)."""
+    if task.sandboxed:
+        os.environ.pop(sandbox.OPT_OUT_VARIABLE, None)
+    else:
+        os.environ[sandbox.OPT_OUT_VARIABLE] = "1"
+
+
+def _result(task: PackedTask, started: float, status: Status, messages: list[str], log: str, **found) -> GradingResult:
     """The task's result, with the seconds it took and its kernels' CPU seconds (forgotten here)."""
     return GradingResult(task.token, status, tuple(messages), log=log, seconds=time.perf_counter() - started,
-                         kernel_cpu=take_measurements().get("kernel_cpu"), **found)
+                         kernel_cpu=take_measurements().get("kernel_cpu"), worker=worker_name(), **found)
 
 
 def main() -> None:
+    """The local pool's worker: ``{"task": ..., "bundle": ... or null, "digest": ...}`` per line in, a result per line out.
+
+    A bundle is sent once per worker and assignment; later tasks name it by its digest.
+    """
     # Only this process writes protocol lines: fd 1 of every child (the kernels, whose C code or
     # os.write(1, ...) may print) goes to stderr instead.
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
@@ -167,10 +203,16 @@ def main() -> None:
     sys.stdout = sys.stderr
     import nbgrader.converters  # noqa: F401  (the slow import, once)
 
+    scratch_base = Path(sys.argv[1]) if len(sys.argv) > 1 else None
+    bundles: dict[str, AssignmentBundle] = {}
     protocol.write(READY + "\n")
     for line in sys.stdin:
         if line.strip():
-            protocol.write(grade(GradingTask.from_json(line)).to_json() + "\n")
+            message = json.loads(line)
+            if message.get("bundle") is not None:
+                bundles[message["digest"]] = AssignmentBundle.from_bytes(message["bundle"])
+            task = PackedTask.from_bytes(message["task"])
+            protocol.write(grade(task, bundles[message["digest"]], scratch_base).to_bytes().decode() + "\n")
 
 
 if __name__ == "__main__":

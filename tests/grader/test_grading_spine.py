@@ -9,17 +9,18 @@ with its new name.
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 import nbformat
 import pytest
 from traitlets.config import Config
 
-from dpgrader import Course
+from dpgrader import Course, sandbox
 from dpgrader.classroom.cli import main
 from dpgrader.course import REPO_ROOT
 from dpgrader.grading.limits import FORMER_SETTINGS, GradingLimits, describe, names, parse_override
-from dpgrader.grading.task import CellScore, GradingResult, GradingTask, NotebookResult
+from dpgrader.grading.task import AssignmentBundle, CellScore, GradingResult, GradingTask, NotebookResult, PackedTask
 from dpgrader.grading.worker import grade, prepare
 from dpgrader.outcomes import UNGRADED, ZERO, Effect, Flag, RowLabel, Status
 
@@ -29,41 +30,50 @@ SOURCE = REPO_ROOT / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
 
 def _task(tmp_path: Path, **changes) -> GradingTask:
     course = Course.from_repo(tmp_path / "course", [ASSIGNMENT])
-    template = tmp_path / "template.db"
-    template.write_bytes(b"")
     submission = tmp_path / "handed_in"
     submission.mkdir(exist_ok=True)
-    task = GradingTask(course.root, ASSIGNMENT, "ada", submission, tmp_path / "scratch" / "course", template, "t0k3n")
-    return dataclasses.replace(task, **changes)
+    return dataclasses.replace(GradingTask(course.root, ASSIGNMENT, "ada", submission, "t0k3n"), **changes)
+
+
+BUNDLE = AssignmentBundle(ASSIGNMENT, {"nbgrader_config.py": b"c = get_config()\n"})  # nothing here reaches nbgrader
 
 
 # --- what crosses the pipe ----------------------------------------------------------------------------
 
 
-def test_a_task_crosses_the_pipe_unchanged(tmp_path):
+def test_a_task_crosses_the_pipe_unchanged_and_carries_only_the_files_graded(tmp_path):
     task = _task(tmp_path).with_limits(notebook_seconds=42.5, memory_bytes=1 << 29)
-    line = task.to_json()
-    assert "\n" not in line
-    back = GradingTask.from_json(line)
-    assert back == task and isinstance(back.scratch, Path) and isinstance(back.limits, GradingLimits)
-    assert back.limits.notebook_seconds == 42.5 and back.timeout == task.limits.submission_seconds
-    assert dataclasses.replace(back, preflight=True).timeout == task.limits.preflight_seconds
+    _write(task.submission, "a.ipynb", "{}")
+    _write(task.submission, "timestamp.txt", "2026-11-26 01:00:00.000000 UTC")
+    _write(task.submission, "numpy.py", "raise SystemExit")  # never reaches a worker
+    (task.submission / "data").mkdir()
+    (task.submission / "link.ipynb").symlink_to(SOURCE)
+    packed = task.packed()
+    assert set(packed.files) == {"a.ipynb", "timestamp.txt"}
+    back = PackedTask.from_bytes(packed.to_bytes())
+    assert back == packed and isinstance(back.limits, GradingLimits) and back.limits.notebook_seconds == 42.5
+    assert str(tmp_path) not in packed.to_bytes().decode(), "no path of the instructor's travels"
+    assert task.timeout == task.limits.submission_seconds
+    assert dataclasses.replace(task, preflight=True).timeout == task.limits.preflight_seconds
 
 
 def test_a_result_crosses_the_pipe_unchanged(tmp_path):
     result = GradingResult(
         "t0k3n", Status.TIMED_OUT, ("ex1 timed out after 60 s",),
         {"nb": NotebookResult({"test_a": CellScore(2.0, False), "answer": CellScore(None, True)}, {"answer": None}, 1.5)},
-        "2026-11-26T01:00:00", tmp_path / "autograded", None, 3.25, 1.5, "log")
-    back = GradingResult.from_json(result.to_json())
-    assert back == result and back.status is Status.TIMED_OUT and isinstance(back.autograded, Path)
+        "2026-11-26T01:00:00", {"nb.ipynb": b"{}"}, {"nb.html": b"<html>\xff"}, 3.25, 1.5, "log", "host:1")
+    back = GradingResult.from_bytes(result.to_bytes())
+    assert back == result and back.status is Status.TIMED_OUT and back.feedback["nb.html"] == b"<html>\xff"
     assert back.notebooks["nb"].scores["answer"] == CellScore(None, True)
+    assert AssignmentBundle.from_bytes(BUNDLE.to_bytes()) == BUNDLE and len(BUNDLE.digest) == 64
 
 
-@pytest.mark.parametrize("line", ['[1, 2]', '"ok"', '{"token": "t"}', '{"token": "t", "status": "great"}', "not json"])
+@pytest.mark.parametrize("line", ['[1, 2]', '"ok"', '{"token": "t"}', '{"token": "t", "status": "great"}', "not json",
+                                  '{"token": "t", "status": "ok", "messages": [], "autograded": {"../x": ""}}',
+                                  '{"token": "t", "status": "ok", "messages": [], "feedback": {"/etc/x": ""}}'])
 def test_a_line_that_is_not_a_result_is_refused(line):
     with pytest.raises((ValueError, TypeError, KeyError)):
-        GradingResult.from_json(line)
+        GradingResult.from_bytes(line)
 
 
 def test_tasks_and_results_are_frozen(tmp_path):
@@ -91,9 +101,10 @@ def test_a_submission_with_nothing_gradable_gets_its_status_from_what_was_found(
     task = _task(tmp_path).with_limits(notebook_bytes=2048)
     for name, text in handed_in.items():
         _write(task.submission, name, text)
-    result = grade(task)
+    result = grade(task.packed(), BUNDLE, tmp_path)
     assert (result.status, result.token) == (status, "t0k3n"), result
-    assert len(result.messages) == max(1, len(handed_in)) and not result.notebooks
+    assert len(result.messages) == max(1, len(handed_in)) and not result.notebooks and result.worker
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("task-")], "the scratch course is removed"
 
 
 def test_prepare_names_each_notebook_left_out_with_its_status(tmp_path):
@@ -101,11 +112,19 @@ def test_prepare_names_each_notebook_left_out_with_its_status(tmp_path):
     _write(task.submission, "big.ipynb", "x" * 4096)
     _write(task.submission, "broken.ipynb", "[1, 2]")
     nbformat.write(nbformat.read(str(SOURCE), as_version=4), str(task.submission / "fine.ipynb"))
-    problems = prepare(task.with_limits(notebook_bytes=1 << 24))
+    problems = prepare(task.with_limits(notebook_bytes=1 << 24).packed(), BUNDLE, Course(tmp_path / "one"))
     assert [status for status, _ in problems] == [Status.UNREADABLE, Status.UNREADABLE]  # big, broken; fine is kept
-    problems = prepare(dataclasses.replace(task, scratch=tmp_path / "again" / "course"))  # fine.ipynb > 2048 bytes
-    assert [status for status, _ in problems] == [Status.TOO_LARGE, Status.UNREADABLE, Status.TOO_LARGE]
+    problems = prepare(task.packed(), BUNDLE, Course(tmp_path / "two"))  # fine.ipynb is larger than 2048 bytes too
+    assert [status for status, _ in problems] == [Status.TOO_LARGE, Status.TOO_LARGE, Status.UNREADABLE]
     assert any(message.startswith("big.ipynb is larger than 2048 bytes") for _, message in problems)
+    with pytest.raises(ValueError, match="bundle of 02_laplace"):
+        prepare(task.packed(), AssignmentBundle("02_laplace", {}), Course(tmp_path / "three"))
+
+
+def test_a_task_is_graded_sandboxed_whatever_the_workers_environment_says(tmp_path, monkeypatch):
+    monkeypatch.setenv(sandbox.OPT_OUT_VARIABLE, "1")  # a worker started with the opt-out
+    grade(_task(tmp_path).packed(), BUNDLE, tmp_path)
+    assert sandbox.OPT_OUT_VARIABLE not in os.environ
 
 
 # --- one set of limits --------------------------------------------------------------------------------

@@ -123,7 +123,7 @@ def _scored(points: dict[str, float]) -> GradingResult:
 
 def test_a_reference_that_earns_full_marks_passes_and_sets_the_budget(tmp_path):
     course = Course.from_repo(tmp_path / "course", [ASSIGNMENT])
-    task = GradingTask(course.root, ASSIGNMENT, "reference-preflight", tmp_path, tmp_path, tmp_path, "t", preflight=True)
+    task = GradingTask(course.root, ASSIGNMENT, "reference-preflight", course.source(ASSIGNMENT), "t", preflight=True)
     assert preflight_problem(task, _scored({"test_uniqueness": 2.0})) is not None  # the other tests' points are missing
     from helpers.checks import autograded_points
     assert preflight_problem(task, _scored(autograded_points(SOURCE))) is None
