@@ -55,6 +55,7 @@ class Status(str, Enum):
     TOO_LARGE = "too_large", 130, Effect.ZERO, "refused before running: notebook too big or too many cells"
     REFUSED = "refused", 140, Effect.ZERO, "refused before running: a link in the submission, or an id that is not a plain name"
     ERROR = "error", 150, Effect.UNGRADED, "not graded (nbgrader, the guard or an import failed): a person must look"
+    WORKER_CRASHED = "worker_crashed", 155, Effect.UNGRADED, "not graded: it stopped every grading worker it was tried on"
     KILLED = "killed", 160, Effect.UNGRADED, "not graded: past the submission time limit"
 
     def __new__(cls, value: str, severity: int, effect: Effect, meaning: str):

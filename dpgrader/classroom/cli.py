@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from dpgrader.grading.cluster import ClusterLost, security
 from dpgrader.grading.export import export_grades, regenerate_feedback, summarize
 from dpgrader.grading.limits import describe, parse_override
 from dpgrader.grading.run import grade_class
@@ -55,6 +56,14 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--time-budget-factor", type=float, default=None,
                        help="each notebook's cells may run this many times as long as the reference solution's: "
                             "the same as --limit time_budget_factor=...")
+    grade.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="grade on the Dask cluster of this scheduler (tls://host:8786; tcp:// only on this machine) "
+                            "instead of local worker processes; see deploy/README.md")
+    grade.add_argument("--tls-ca-file", type=Path, default=None, help="the cluster's CA certificate (TLS)")
+    grade.add_argument("--tls-cert", type=Path, default=None, help="this client's certificate (TLS)")
+    grade.add_argument("--tls-key", type=Path, default=None, help="this client's private key (TLS)")
+    grade.add_argument("--resume", action="store_true",
+                       help="grade only the submissions without an outcome yet (after a run that stopped midway)")
     grade.add_argument("--no-sandbox", action="store_true",
                        help="grade without the bubblewrap sandbox (unsafe; marked sandboxed=False in grades.csv)")
     export = commands.add_parser("export", help="write grades.csv from the gradebook")
@@ -73,10 +82,15 @@ def main(argv: list[str] | None = None) -> int:
             if value is not None:
                 limits[name] = value
         try:
+            tls = security(args.tls_ca_file, args.tls_cert, args.tls_key) if args.scheduler else None
             outcomes = grade_class(
                 args.course, args.assignment, args.student, workers=args.workers, feedback=not args.no_feedback,
-                limits=limits, csv_path=args.csv, sandboxed=not args.no_sandbox,
+                limits=limits, csv_path=args.csv, sandboxed=not args.no_sandbox, scheduler=args.scheduler, tls=tls,
+                resume=args.resume,
             )
+        except ClusterLost as error:
+            say(f"error: {error}", file=sys.stderr)
+            return 3
         except (PreflightFailed, SandboxUnavailable, KernelPackagesMissing, ValueError) as error:
             say(f"error: {error}", file=sys.stderr)
             return 2

@@ -26,7 +26,7 @@ from dpgrader.grading.pool import run_tasks
 from dpgrader.grading.preflight import PreflightFailed, preflight_problem, preflight_task
 from dpgrader.grading.bundle import assignment_bundle
 from dpgrader.grading.task import AssignmentBundle, GradingResult, GradingTask
-from dpgrader.outcomes import Flag, Outcome, Status, write_outcomes
+from dpgrader.outcomes import Effect, Flag, Outcome, Status, read_outcomes, write_outcomes
 # After grading, copies found across the class (dpgrader.similarity, see add_copy_flags).
 from dpgrader.review import comment_in_gradebook
 from dpgrader.safe_output import one_line
@@ -120,6 +120,9 @@ def grade_class(
     progress: bool = True,
     csv_path: Path | None = None,
     sandboxed: bool = True,
+    scheduler: str | None = None,
+    tls=None,
+    resume: bool = False,
 ) -> list[Outcome]:
     """Autograde every submission of ``root`` (a course folder) in parallel; return one outcome per submission.
 
@@ -144,6 +147,13 @@ def grade_class(
         Run every kernel in :mod:`dpgrader.sandbox` (default). If bubblewrap cannot run,
         :class:`~dpgrader.sandbox.SandboxUnavailable` is raised before anything is
         graded; ``False`` grades unsandboxed (a warning; ``sandboxed=False`` in grades.csv).
+    scheduler : str, optional
+        Grade on the Dask cluster of this scheduler (``tls://host:8786``; ``tcp://`` on this machine
+        only) instead of local worker processes (:mod:`dpgrader.grading.cluster`); each worker checks
+        its own sandbox. ``tls`` is its ``distributed.security.Security`` (None: Dask's configuration).
+    resume : bool
+        Grade only the submissions without a grading outcome yet (or whose outcome is ``error``,
+        ``worker_crashed`` or ``killed``): after a run that stopped midway.
 
     Raises
     ------
@@ -153,12 +163,16 @@ def grade_class(
         grade is written, and the message says which cell failed with which error.
     ValueError
         If ``limits`` names an unknown limit or a value that is not positive.
+    dpgrader.grading.cluster.ClusterLost
+        If the scheduler cannot be reached, or stops answering midway: what was graded is merged,
+        recorded and exported, and the message says how many are missing (``resume=True`` grades them).
     """
     from tqdm.auto import tqdm
 
     if sandboxed:
         os.environ.pop(sandbox.OPT_OUT_VARIABLE, None)
-        sandbox.require_sandbox()
+        if scheduler is None:  # on a cluster, each worker checks its own
+            sandbox.require_sandbox()
         worker_env = {}
     else:
         warnings.warn("grading UNSANDBOXED (--no-sandbox): student code runs with the grader's rights",
@@ -167,6 +181,11 @@ def grade_class(
     course = Course(Path(root).resolve())
     run_limits = class_limits(course, limits)
     submissions, refused = find_submissions(course.root, assignments, students)
+    if resume:
+        known = read_outcomes(course.root)
+        done = {key for key, outcome in known.items() if outcome.status.effect is not Effect.UNGRADED}
+        submissions = [(student, assignment) for student, assignment in submissions if (student, assignment) not in done]
+        refused = [o for o in refused if (o.student, o.assignment) not in done]
     workers = workers or os.cpu_count() or 1
     outcomes: list[Outcome] = []
     scratch_base = Path(tempfile.mkdtemp(prefix="dplib-grading-"))  # 0700, unguessable
@@ -207,11 +226,19 @@ def grade_class(
             outcome = Outcome(task.student, task.assignment, Status.ERROR, f"could not record the result: {error!r}",
                               sandboxed=sandboxed)
         outcomes.append(outcome)
+        with open(course.grading_logs / "graded_by.log", "a") as log:  # who graded what, for the instructor
+            log.write(one_line(f"{task.student}/{task.assignment}: {outcome.status} by {result.worker or 'the grader'} "
+                               f"in {result.seconds:.1f} s") + "\n")
         bar.set_postfix_str(one_line(f"{task.student}/{task.assignment}: {outcome.status}"), refresh=False)
         bar.update()
 
+    course.grading_logs.mkdir(parents=True, exist_ok=True)
+    lost = None
     try:
-        if tasks:
+        if tasks and scheduler is not None:
+            lost = _run_on_cluster(scheduler, tls, tasks, on_result, bundles.__getitem__, setup, first, on_preflight,
+                                   bar)
+        elif tasks:
             run_tasks(tasks, workers, scratch_base, on_result, bundles.__getitem__, setup, env=worker_env,
                       first=first, on_first=on_preflight)
         elif refused:
@@ -231,7 +258,30 @@ def grade_class(
     outcomes = add_copy_flags(course.root, outcomes)  # similarity reports and copy flags
     write_outcomes(course.root, outcomes)
     export_grades(course.root, csv_path or course.root / "grades.csv")
+    if lost is not None:
+        missing = len(tasks) + len(refused) - len(outcomes)
+        raise type(lost)(f"{lost}: grading stopped; {len(outcomes)} submission(s) graded and kept, {missing} not "
+                         "graded: run `grade --resume` to grade only those")
     return outcomes
+
+
+def _run_on_cluster(scheduler: str, tls, tasks, on_result, bundle_of, setup, first, on_first, bar):
+    """Grade on the Dask cluster of ``scheduler``; return the :class:`ClusterLost` that stopped it, or None."""
+    from dpgrader.grading.cluster import ClusterLost, connect, run_on_cluster
+
+    client = connect(scheduler, tls)
+    try:
+        services = client.scheduler_info().get("services", {})
+        dashboard = client.dashboard_link if "dashboard" in services else "none (the scheduler runs without one)"
+        bar.write(f"grading on the Dask cluster at {scheduler}: {sum(client.nthreads().values())} worker thread(s); "
+                  f"dashboard: {dashboard}")
+        bar.set_description(f"grading on {scheduler}")
+        run_on_cluster(client, tasks, on_result, bundle_of, setup, first, on_first)
+    except ClusterLost as error:
+        return error
+    finally:
+        client.close()
+    return None
 
 
 def add_copy_flags(root: Path, outcomes: list[Outcome]) -> list[Outcome]:

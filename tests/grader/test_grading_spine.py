@@ -198,7 +198,7 @@ def test_severity_is_explicit_and_decides_the_worst():
         for second in Status:
             assert Status.worst(first, second).severity == max(first.severity, second.severity)
     assert Status.worst() is Status.OK and Status.OK.severity == min(severities)
-    assert UNGRADED == (Status.ERROR, Status.KILLED)
+    assert UNGRADED == (Status.ERROR, Status.WORKER_CRASHED, Status.KILLED)
     assert ZERO == (Status.MISSING, Status.UNREADABLE, Status.TOO_LARGE, Status.REFUSED)
     assert all(status.effect in Effect and status.meaning for status in Status)
 

@@ -1,0 +1,208 @@
+"""Grading on a Dask cluster: the class grader's tasks on workers of an existing scheduler.
+
+``python -m dpgrader.classroom grade --scheduler tls://host:8786`` grades on any Dask cluster
+(Slurm through dask-jobqueue, Kubernetes, SSH machines: see ``deploy/README.md``). What travels
+is what the local pool sends (:mod:`dpgrader.grading.pool`): a :class:`~dpgrader.grading.task.PackedTask`
+and its assignment's :class:`~dpgrader.grading.task.AssignmentBundle` as bytes (sent once per
+assignment with ``scatter``), and a :class:`~dpgrader.grading.task.GradingResult` back; the
+results are merged by the same code, in the instructor's process, the one gradebook writer.
+
+- Each worker process holds a :class:`~dpgrader.grading.cluster_worker.GradingPlugin`: nbgrader imported, the sandbox checked and
+  the zygote started once, stopped with the worker. A task is graded sandboxed whatever the
+  worker's environment says; a worker whose sandbox cannot start answers ``error`` with the
+  reason, never a grade from an unsandboxed kernel.
+- At most as many tasks are queued as the cluster has threads (memory stays flat for any class).
+- A worker that dies mid-task (SIGKILL, a lost machine) has its task run again elsewhere by Dask;
+  a task that killed ``distributed.scheduler.allowed-failures`` workers (3 by default) is recorded
+  ``worker_crashed`` and the rest of the class is graded. A task past its time limit is recorded
+  ``killed`` and its worker restarted (its kernels die with it).
+- The scheduler gone mid-run stops grading with :class:`ClusterLost`; what was merged is kept and
+  ``grade --resume`` grades only what is missing.
+- Off the local machine, only TLS: :func:`connect` refuses a ``tcp://`` address that is not loopback.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from dpgrader.grading.task import GradingResult, GradingTask
+from dpgrader.outcomes import Status
+
+if TYPE_CHECKING:  # distributed is imported when a cluster is used: a local run does not pay its import
+    from distributed import Client
+    from distributed.security import Security
+
+CONNECT_SECONDS = 30  # to reach the scheduler at the start
+
+
+class ClusterLost(RuntimeError):
+    """The scheduler stopped answering mid-run: grading stopped; what was merged is kept."""
+
+
+# --- the instructor's side ---------------------------------------------------------------------------------
+
+
+def is_loopback(address: str) -> bool:
+    """Whether a scheduler address (``tcp://host:port``, ``tls://...``, ``inproc://...``) is on this machine."""
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    if parts.scheme == "inproc":
+        return True
+    host = parts.hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        try:
+            return ipaddress.ip_address(socket.gethostbyname(host)).is_loopback
+        except OSError:
+            return False
+
+
+def security(ca_file: Path | None = None, cert: Path | None = None, key: Path | None = None) -> Security | None:
+    """Dask's ``Security`` for TLS from certificate files, or None to use Dask's own configuration."""
+    from distributed.security import Security
+
+    if not (ca_file or cert or key):
+        return None
+    missing = [name for name, value in (("--tls-ca-file", ca_file), ("--tls-cert", cert), ("--tls-key", key)) if not value]
+    if missing:
+        raise ValueError(f"TLS needs the CA file, a certificate and its key: {', '.join(missing)} missing")
+    return Security(tls_ca_file=str(ca_file), tls_client_cert=str(cert), tls_client_key=str(key), require_encryption=True)
+
+
+def connect(address: str, tls: Security | None = None) -> Client:
+    """A client of the scheduler at ``address``; off this machine only over TLS.
+
+    Raises ``ValueError`` for a plain ``tcp://`` address that is not loopback, and
+    :class:`ClusterLost` if the scheduler cannot be reached within :data:`CONNECT_SECONDS`.
+    """
+    from distributed import Client
+
+    if not address.startswith(("tls://", "inproc://")) and not is_loopback(address):
+        raise ValueError(f"the scheduler {address} is not on this machine: connect with tls:// and --tls-ca-file, "
+                         "--tls-cert, --tls-key (or Dask's distributed.comm.tls configuration)")
+    try:
+        return Client(address, security=tls, timeout=CONNECT_SECONDS, set_as_default=False)
+    except (OSError, TimeoutError) as error:
+        raise ClusterLost(f"cannot reach the Dask scheduler at {address}: {error}") from None
+
+
+def _key(task: GradingTask) -> str:
+    """The Dask key of a task: who and what (the dashboard shows it), and the token."""
+    return f"grade-{task.assignment}-{task.student}-{task.token[:12]}"
+
+
+def run_on_cluster(client: Client, tasks: list[GradingTask], on_result, bundle_of, setup=None,
+                   first: list[GradingTask] = (), on_first=None) -> None:
+    """Run ``tasks`` on the cluster of ``client``, as :func:`dpgrader.grading.pool.run_tasks` runs them locally.
+
+    ``first`` (the pre-flight) runs before any of ``tasks``; ``on_first(task, result)`` may raise to
+    stop the run or return the tasks to run instead. ``on_result(task, result)`` is called once per
+    task, in this process. Raises :class:`ClusterLost` if the scheduler goes away.
+    """
+    from dpgrader.grading.cluster_worker import PLUGIN_NAME, GradingPlugin
+
+    client.register_plugin(GradingPlugin(), name=PLUGIN_NAME)
+    if setup is not None:
+        setup()
+    scattered: dict[str, object] = {}
+
+    def bundle_future(assignment: str):
+        if assignment not in scattered:
+            scattered[assignment] = client.scatter(bundle_of(assignment).to_bytes(), hash=False)
+        return scattered[assignment]
+
+    replaced = None
+    for task, result in _run_batch(client, list(first), bundle_future):
+        replaced = on_first(task, result) if on_first is not None else None
+    for task, result in _run_batch(client, list(tasks if replaced is None else replaced), bundle_future):
+        on_result(task, result)
+
+
+def _run_batch(client: Client, tasks: list[GradingTask], bundle_future):
+    """Yield ``(task, result)`` for every task, as they finish; at most as many queued as the cluster has threads."""
+    from distributed import wait
+
+    from dpgrader.grading.cluster_worker import grade_on_worker
+
+    pending = list(reversed(tasks))
+    running: dict = {}  # future -> (task, deadline)
+
+    def submit() -> None:
+        while pending and len(running) < max(1, _threads(client)):
+            task = pending.pop()
+            future = client.submit(grade_on_worker, task.packed().to_bytes(), bundle_future(task.assignment),
+                                   key=_key(task), pure=False)
+            running[future] = (task, time.monotonic() + task.timeout)
+
+    submit()
+    while running:
+        deadline = min(deadline for _, deadline in running.values())
+        try:
+            with client.as_current():
+                done, _ = wait(list(running), timeout=max(1.0, deadline - time.monotonic()), return_when="FIRST_COMPLETED")
+        except (OSError, TimeoutError) as error:
+            if client.status != "running":
+                raise ClusterLost(_lost(client, error)) from None
+            done = set()
+        if client.status != "running" and not any(f.status == "finished" for f in done):
+            raise ClusterLost(_lost(client, None))
+        for future in done:
+            task, _ = running.pop(future)
+            yield task, _result_of(client, future, task)
+        now = time.monotonic()
+        for future, (task, deadline) in list(running.items()):
+            if now > deadline:
+                running.pop(future)
+                _stop(client, future)
+                yield task, GradingResult.failed(task, Status.KILLED, f"grading took longer than {task.timeout:.0f} s "
+                                                                      "and was stopped", task.timeout)
+        submit()
+
+
+def _threads(client: Client) -> int:
+    return sum(client.nthreads().values())
+
+
+def _result_of(client: Client, future, task: GradingTask) -> GradingResult:
+    """The result of a finished future: accepted only with the task's token."""
+    if future.status == "finished":
+        result = GradingResult.from_bytes(future.result())
+        if result.token != task.token:
+            return GradingResult.failed(task, Status.ERROR, "a worker answered with another task's token: not graded")
+        return result
+    if future.status == "cancelled" or client.status != "running":
+        raise ClusterLost(_lost(client, None))
+    error = future.exception()
+    if type(error).__name__ == "KilledWorker":
+        import dask
+
+        allowed = dask.config.get("distributed.scheduler.allowed-failures")
+        return GradingResult.failed(task, Status.WORKER_CRASHED,
+                                    f"not graded: grading it stopped {allowed + 1} grading workers in a row "
+                                    "(a person must look at it)")
+    return GradingResult.failed(task, Status.ERROR, f"grading failed on the cluster: {type(error).__name__}: {error}")
+
+
+def _stop(client: Client, future) -> None:
+    """Cancel a task past its time limit and restart the worker running it (its kernels die with it)."""
+    processing = client.processing()
+    future.cancel()
+    workers = [worker for worker, keys in processing.items() if future.key in keys]
+    if workers:
+        try:
+            client.restart_workers(workers, timeout=60, raise_for_error=False)
+        except Exception:  # noqa: BLE001 -- a worker that cannot restart is the cluster's to replace
+            pass
+
+
+def _lost(client: Client, error: BaseException | None) -> str:
+    scheduler = getattr(client.scheduler, "address", None) or "the scheduler"
+    why = f" ({type(error).__name__}: {error})" if error else ""
+    return f"the Dask scheduler at {scheduler} stopped answering{why}"
