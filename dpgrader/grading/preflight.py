@@ -17,6 +17,7 @@ from pathlib import Path
 
 import nbformat
 
+from dpgrader.cells import cell_name, grade_id_of, is_grade, points
 from dpgrader.course import Course, notebooks_of
 from dpgrader.grading.task import GradingResult, GradingTask
 from dpgrader.outcomes import Status
@@ -40,11 +41,7 @@ def preflight_task(task: GradingTask, token: str) -> GradingTask:
 def autograded_points(notebook: Path) -> dict[str, float]:
     """``{grade_id: points}`` of the autograded test cells of a source notebook."""
     cells = nbformat.read(str(notebook), as_version=4).cells
-    return {
-        meta["grade_id"]: float(meta.get("points", 0))
-        for meta in (c.metadata.get("nbgrader", {}) for c in cells if c.cell_type == "code")
-        if meta.get("grade")
-    }
+    return {grade_id_of(cell): points(cell) or 0.0 for cell in cells if cell.cell_type == "code" and is_grade(cell)}
 
 
 def _first_error(autograded: dict[str, bytes]) -> str:
@@ -54,7 +51,7 @@ def _first_error(autograded: dict[str, bytes]) -> str:
         for index, cell in enumerate(nbformat.reads(content.decode(), as_version=4).cells):
             for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
                 if output.get("output_type") == "error":
-                    name = cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index}"
+                    name = cell_name(cell, index)
                     evalue = " ".join(str(output.get("evalue", "")).split())[:240]
                     return f"{notebook.name}, {name}: {output.get('ename')}: {evalue}"
     return ""

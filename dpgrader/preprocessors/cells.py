@@ -84,8 +84,3 @@ class SourceNotebook:
         if name in self.points or name in self.tasks:
             meta["points"] = self.points.get(name, self.tasks.get(name))
         return meta
-
-
-# The names preprocessors/execute.py still imports (its own change will switch to the public ones).
-_SourceNotebook, _bound_names, _error, _import_lines, _is_test_cell = (
-    SourceNotebook, bound_names, error_output, import_lines, is_test_cell)

@@ -20,13 +20,8 @@ from dpgrader import guard
 from dpgrader.grading.limits import GradingLimits
 from dpgrader.outcomes import Status, note
 from dpgrader.sandbox.stderr import last_error_line
-from dpgrader.preprocessors.cells import (
-    _SourceNotebook,
-    _bound_names,
-    _error,
-    _import_lines,
-    _is_test_cell,
-)
+from dpgrader.cells import cell_name, grade_id_of, is_test_cell
+from dpgrader.preprocessors.cells import SourceNotebook, bound_names, error_output, import_lines
 
 
 POLL_SECONDS = 1  # how often a running cell's time (wall-clock less the kernel's wait for a CPU) is checked
@@ -139,7 +134,7 @@ class GuardedExecute(Execute):
             note(Status.TOO_LARGE, f"{self._notebook}: the notebook has {what}: refused, nothing was run")
             for cell in nb.cells:
                 if cell.cell_type == "code":
-                    cell.outputs = [_error("NotebookTooLarge", f"not run: the notebook has {what}")]
+                    cell.outputs = [error_output("NotebookTooLarge", f"not run: the notebook has {what}")]
             return nb, resources
         return super().preprocess(nb, resources, km)
 
@@ -194,7 +189,7 @@ class GuardedExecute(Execute):
             if self._cell_used < self._cell_limit:
                 return None  # keep waiting for the reply
             timeout = self._cell_limit
-        name = (cell.metadata.get("nbgrader", {}).get("grade_id") if cell is not None else None) or "a cell"
+        name = (grade_id_of(cell) if cell is not None else None) or "a cell"
         if not self._by_budget:  # else the budget's own note follows
             note(Status.TIMED_OUT, f"{self._notebook}: {name} timed out after {timeout} s and was interrupted")
         return await super()._async_handle_timeout(timeout, cell)
@@ -202,15 +197,15 @@ class GuardedExecute(Execute):
     def _guard_setup(self, resources: dict | None) -> str | None:
         if not resources or "nbgrader" not in resources:
             return guard.setup_code([], preload=self.preload)
-        source = _SourceNotebook(resources)
+        source = SourceNotebook(resources)
         imports, keep_out = [], set()
         for cell in source.cells:
             if cell["cell_type"] != "code":
                 continue
             if source.is_read_only(cell["name"]):
-                imports += _import_lines(cell["source"])
+                imports += import_lines(cell["source"])
             elif cell["name"] in source.solutions:
-                keep_out |= _bound_names(cell["source"])
+                keep_out |= bound_names(cell["source"])
         return guard.setup_code(imports, sorted(keep_out), self.preload)
 
     def _run_silently(self, code: str) -> None:
@@ -238,7 +233,7 @@ class GuardedExecute(Execute):
         if cell.cell_type != "code" or not cell.source.strip():
             return cell, resources
         if self._stopped:
-            cell.outputs = [_error("CellNotRun", self._stopped)]
+            cell.outputs = [error_output("CellNotRun", self._stopped)]
             return cell, resources
         if self._budget_used is None:  # the clock starts with the first cell (kernel up, guard installed)
             self._budget_used, self._cell_used = 0.0, 0.0
@@ -276,28 +271,28 @@ class GuardedExecute(Execute):
         else:
             what = "the kernel stopped responding after this cell timed out, even to an interrupt"
             ename = "UnresponsiveKernelError"
-        name = cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index}"
+        name = cell_name(cell, index)
         said = (f"the kernel died in {name}" if status == Status.KERNEL_DIED
                 else f"the kernel stopped responding after {name} timed out")
         note(status, f"{self._notebook}: {said}; later cells were not run")
         self.log.error("Cell %d: %s; the later cells are not run", index, what)
         self._stopped = f"not run: {what.replace('this cell', f'cell {index}')}"
-        cell.outputs = list(cell.get("outputs", [])) + [_error(ename, what + "; the cells after it were not run")]
+        cell.outputs = list(cell.get("outputs", [])) + [error_output(ename, what + "; the cells after it were not run")]
 
     def _stop_for_budget(self, cell: NotebookNode, index: int) -> None:
         """The notebook used up ``limits.notebook_seconds``: this cell (if it was cut short) and every later one score 0."""
-        name = cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index}"
+        name = cell_name(cell, index)
         what = f"the notebook used up its time budget of {self.limits.notebook_seconds:.0f} s"
         note(Status.TIME_BUDGET, f"{self._notebook}: {what} at {name}; later cells were not run")
         self._stopped = f"not run: {what}"
-        cell.outputs = list(cell.get("outputs", [])) + [_error("TimeBudgetExceeded", what)]
+        cell.outputs = list(cell.get("outputs", [])) + [error_output("TimeBudgetExceeded", what)]
 
     def _check_work_folder(self, cell: NotebookNode, index: int) -> None:
         """Stop the notebook if the kernel filled its work folder (the kernel manager's ``work_folder_breach``)."""
         breach = getattr(self.km, "work_folder_breach", None)
         problem = breach() if breach is not None else None
         if problem:
-            name = cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index}"
+            name = cell_name(cell, index)
             note(Status.DISK_LIMIT, f"{self._notebook}: {problem} in {name}; later cells were not run")
             self._stopped = f"not run: {problem}"
 
@@ -312,7 +307,7 @@ class AllOrNothingTests(NbGraderPreprocessor):
     """
 
     def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int):
-        if _is_test_cell(cell):
+        if is_test_cell(cell):
             for output in cell.get("outputs", []):
                 if output.output_type == "execute_result":
                     output.output_type = "display_data"
