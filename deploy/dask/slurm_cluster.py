@@ -26,8 +26,8 @@ WORKER_MEMORY = 1 * GiB  # the Dask worker and nbgrader around the kernel
 SCHEDULER_PORT = 8786
 DASHBOARD = "127.0.0.1:8787"  # loopback: reach it with ssh -L 8787:127.0.0.1:8787 <login node>
 # The job stops at once, with a message in its log, where bubblewrap cannot sandbox kernels on the node
-# (the same probe as dpgrader.sandbox.bwrap_problem).
-BWRAP_PROBE = ('bwrap --unshare-all --die-with-parent --ro-bind / / true '
+# (dpgrader.sandbox.bwrap_problem's probe, with the fresh /proc every kernel gets).
+BWRAP_PROBE = ('bwrap --unshare-all --die-with-parent --ro-bind / / --proc /proc true '
                '|| { echo "bubblewrap cannot run on $(hostname): no grading here" >&2; exit 1; }')
 
 

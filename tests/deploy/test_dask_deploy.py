@@ -11,6 +11,7 @@ and the securityContext bubblewrap needs in a pod.
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import shutil
 import subprocess
@@ -152,6 +153,7 @@ def test_slurm_job_runs_in_the_course_environment_and_checks_bubblewrap(job_scri
     [probe] = [i for i, line in enumerate(lines) if line.startswith("bwrap --unshare-all")]
     [worker] = [i for i, line in enumerate(lines) if "distributed.cli.dask_worker" in line]
     assert activate < probe < worker
+    assert "--proc /proc" in lines[probe], "the probe must mount a fresh /proc, as every kernel does"
     assert "exit 1" in lines[probe], "a node without a working bubblewrap must end the job"
     assert worker_command[:3] == [f"{VENV}/bin/python", "-m", "distributed.cli.dask_worker"]
 
@@ -272,26 +274,60 @@ def test_kubernetes_commands_are_ones_dask_accepts(pods, tls, tmp_path):
         cli.make_context(f"dask {component}", args[2:])
 
 
-def test_kubernetes_worker_as_written_joins_a_tls_scheduler(pods, slurm, tls, tmp_path):
+def with_option(command: list[str], name: str, value: str) -> list[str]:
+    """``command`` with the value after ``name`` replaced by ``value``."""
+    option(command, name)
+    at = command.index(name) + 1
+    return command[:at] + [value] + command[at + 1:]
+
+
+def stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def scheduler_address(scheduler_file: Path, scheduler: subprocess.Popen, seconds: float = 60) -> str:
+    """The address a ``dask scheduler`` wrote to its ``--scheduler-file``, once the file is complete."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and scheduler.poll() is None:
+        try:
+            return json.loads(scheduler_file.read_text())["address"]
+        except (OSError, ValueError, KeyError):
+            time.sleep(0.2)
+    raise AssertionError(f"the scheduler wrote no address (exit status {scheduler.poll()})")
+
+
+def test_kubernetes_scheduler_and_worker_as_written_work_together_over_tls_only(pods, tls, tmp_path):
+    """The manifest's two commands, run here: only the certificate paths, the ports and the address change."""
     from distributed import Client
 
-    _, cluster = slurm
-    args = in_a_fake_mount(container(pods["worker"])["args"], pods["worker"], tls, tmp_path / "mount")
-    args = [str(Path(sys.executable).with_name("dask"))] + args[1:2] + [cluster.scheduler_address] + args[3:]
-    worker = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    dask = str(Path(sys.executable).with_name("dask"))
+    scheduler_args = in_a_fake_mount(container(pods["scheduler"])["args"], pods["scheduler"], tls, tmp_path / "s")
+    scheduler_args = with_option(with_option(scheduler_args, "--port", "0"), "--dashboard-address", "127.0.0.1:0")
+    scheduler_file = tmp_path / "scheduler.json"
+    scheduler = subprocess.Popen([dask, *scheduler_args[1:], "--host", "127.0.0.1", "--scheduler-file",
+                                  str(scheduler_file)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    processes = [scheduler]
     try:
-        with Client(cluster.scheduler_address, security=client_security(tls), timeout=20) as client:
+        address = scheduler_address(scheduler_file, scheduler)
+        assert address.startswith("tls://127.0.0.1:")
+        worker_args = in_a_fake_mount(container(pods["worker"])["args"], pods["worker"], tls, tmp_path / "w")
+        processes.append(subprocess.Popen([dask, worker_args[1], address, *worker_args[3:]],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        with Client(address, security=client_security(tls), timeout=20) as client:
             deadline = time.monotonic() + 90
-            while not client.nthreads() and time.monotonic() < deadline and worker.poll() is None:
+            while not client.nthreads() and time.monotonic() < deadline and processes[1].poll() is None:
                 time.sleep(0.5)
             assert list(client.nthreads().values()) == [1], "the worker did not join with one thread"
+        with pytest.raises(OSError):
+            Client(address.replace("tls://", "tcp://"), timeout=3)
     finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
+        for process in reversed(processes):
+            stop(process)
 
 
 # --- the image ---------------------------------------------------------------------------------------------------
