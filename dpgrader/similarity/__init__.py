@@ -23,7 +23,7 @@ their fingerprint sets. Tokens are made with explicit stacks: no cell is too dee
 
 **dplib.** A cell is compared with dplib's function of the same name *and every dplib
 function it calls* (:func:`dplib_functions`: ``laplace_mech`` brings ``laplace_scale``,
-``_require_epsilon``, ``_as_real``, ``_laplace_noise``, ``as_output``), by the containment of
+``require_epsilon``, ``_as_real``, ``laplace_noise``, ``as_output``), by the containment of
 the cell's fingerprints in theirs, in sequence and statement by statement
 (:func:`statement_fingerprints`: a helper pasted under another name, or inlined into the
 body, keeps its statements). It is reported at :data:`THRESHOLD`, when it is closer to dplib

@@ -118,8 +118,8 @@ def dplib_source(code: str) -> tuple[str, str] | None:
 def dplib_functions(name: str) -> dict[str, str]:
     """``qualified name -> source`` of ``dplib.<name>`` and of every dplib function it calls, transitively.
 
-    A student who pastes dplib's implementation pastes its helpers too (``_require_epsilon``,
-    ``_laplace_noise``, ...), under any name, as functions of their own or inlined: the copy
+    A student who pastes dplib's implementation pastes its helpers too (``require_epsilon``,
+    ``laplace_noise``, ...), under any name, as functions of their own or inlined: the copy
     is compared with all of them. Empty if dplib has no function ``name``.
 
     Raises

@@ -11,7 +11,7 @@ of the simulated class has a submission:
   ``correct``) and disguises it (:func:`disguise`: local names changed, comments and blank
   lines added, layout redone, statements whose result nothing uses added, :func:`pad`);
 - a ``copies_dplib`` student pastes dplib's own function of the same name into each exercise
-  with every dplib helper it calls (``_require_epsilon``, ``_laplace_noise``, ...), all
+  with every dplib helper it calls (``require_epsilon``, ``laplace_noise``, ...), all
   renamed (:func:`paste_dplib`): no ``import`` of dplib is left for the review to see;
 - a ``leaked_key`` student hands in the instructor's reference solution, disguised the same way.
 
@@ -393,7 +393,7 @@ def _without_docstring(function: ast.FunctionDef) -> ast.FunctionDef:
 def paste_dplib(code: str, rng: np.random.Generator) -> str:
     """Each function of the cell replaced by dplib's own, pasted with every dplib helper it calls, all renamed.
 
-    The helpers (``_require_epsilon``, ``_laplace_noise``, ...) become functions of the cell
+    The helpers (``require_epsilon``, ``laplace_noise``, ...) become functions of the cell
     with made-up names; the modules they use are imported; nothing is imported from dplib.
     """
     from dpgrader.similarity import dplib_functions
