@@ -96,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         say(summarize(export_grades(args.course)))
         grades = args.csv or args.course / "grades.csv"
-        say(f"\ngrades: {grades}; outcomes: {Course(args.course).outcomes_file}")
+        course = Course(args.course)
+        say(f"\ngrades: {grades}; outcomes: {course.outcomes_file}; who graded what: {course.grading_logs / 'graded_by.log'}")
         reported = report_mistakes(args.course, args.assignment, Path(grades).parent / "mistakes")
         ungraded = [o for o in outcomes if o.status in UNGRADED]
         if ungraded:  # fail closed: a submission the grader could not grade is not a quiet success

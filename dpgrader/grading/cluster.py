@@ -3,8 +3,9 @@
 ``python -m dpgrader.classroom grade --scheduler tls://host:8786`` grades on any Dask cluster
 (Slurm through dask-jobqueue, Kubernetes, SSH machines: see ``deploy/README.md``). What travels
 is what the local pool sends (:mod:`dpgrader.grading.pool`): a :class:`~dpgrader.grading.task.PackedTask`
-and its assignment's :class:`~dpgrader.grading.task.AssignmentBundle` as bytes (sent once per
-assignment with ``scatter``), and a :class:`~dpgrader.grading.task.GradingResult` back; the
+and its assignment's :class:`~dpgrader.grading.task.AssignmentBundle` as bytes (with each task:
+a few hundred kB, and nothing lost with a worker, as scattered data would be), and a
+:class:`~dpgrader.grading.task.GradingResult` back; the
 results are merged by the same code, in the instructor's process, the one gradebook writer.
 
 - Each worker process holds a :class:`~dpgrader.grading.cluster_worker.GradingPlugin`: nbgrader imported, the sandbox checked and
@@ -24,6 +25,7 @@ results are merged by the same code, in the instructor's process, the one gradeb
 from __future__ import annotations
 
 import ipaddress
+import logging
 import socket
 import time
 from pathlib import Path
@@ -84,11 +86,16 @@ def connect(address: str, tls: Security | None = None) -> Client:
     """
     from distributed import Client
 
+    for name in ("distributed.client", "distributed.utils", "distributed.comm", "distributed.core"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)  # a lost scheduler is said once, by ClusterLost
     if not address.startswith(("tls://", "inproc://")) and not is_loopback(address):
         raise ValueError(f"the scheduler {address} is not on this machine: connect with tls:// and --tls-ca-file, "
                          "--tls-cert, --tls-key (or Dask's distributed.comm.tls configuration)")
     try:
         return Client(address, security=tls, timeout=CONNECT_SECONDS, set_as_default=False)
+    except TypeError as error:  # Dask's words for a tls:// address without certificates
+        raise ValueError(f"{address} needs TLS certificates: --tls-ca-file, --tls-cert and --tls-key (or Dask's "
+                         f"distributed.comm.tls configuration): {error}") from None
     except (OSError, TimeoutError) as error:
         raise ClusterLost(f"cannot reach the Dask scheduler at {address}: {error}") from None
 
@@ -111,23 +118,24 @@ def run_on_cluster(client: Client, tasks: list[GradingTask], on_result, bundle_o
     client.register_plugin(GradingPlugin(), name=PLUGIN_NAME)
     if setup is not None:
         setup()
-    scattered: dict[str, object] = {}
+    packed: dict[str, bytes] = {}
 
-    def bundle_future(assignment: str):
-        if assignment not in scattered:
-            scattered[assignment] = client.scatter(bundle_of(assignment).to_bytes(), hash=False)
-        return scattered[assignment]
+    def bundle_bytes(assignment: str) -> bytes:
+        if assignment not in packed:
+            packed[assignment] = bundle_of(assignment).to_bytes()
+        return packed[assignment]
 
     replaced = None
-    for task, result in _run_batch(client, list(first), bundle_future):
+    for task, result in _run_batch(client, list(first), bundle_bytes):
         replaced = on_first(task, result) if on_first is not None else None
-    for task, result in _run_batch(client, list(tasks if replaced is None else replaced), bundle_future):
+    for task, result in _run_batch(client, list(tasks if replaced is None else replaced), bundle_bytes):
         on_result(task, result)
 
 
-def _run_batch(client: Client, tasks: list[GradingTask], bundle_future):
+def _run_batch(client: Client, tasks: list[GradingTask], bundle_bytes):
     """Yield ``(task, result)`` for every task, as they finish; at most as many queued as the cluster has threads."""
     from distributed import wait
+    from distributed.client import FuturesCancelledError
 
     from dpgrader.grading.cluster_worker import grade_on_worker
 
@@ -137,7 +145,7 @@ def _run_batch(client: Client, tasks: list[GradingTask], bundle_future):
     def submit() -> None:
         while pending and len(running) < max(1, _threads(client)):
             task = pending.pop()
-            future = client.submit(grade_on_worker, task.packed().to_bytes(), bundle_future(task.assignment),
+            future = client.submit(grade_on_worker, task.packed().to_bytes(), bundle_bytes(task.assignment),
                                    key=_key(task), pure=False)
             running[future] = (task, time.monotonic() + task.timeout)
 
@@ -147,6 +155,8 @@ def _run_batch(client: Client, tasks: list[GradingTask], bundle_future):
         try:
             with client.as_current():
                 done, _ = wait(list(running), timeout=max(1.0, deadline - time.monotonic()), return_when="FIRST_COMPLETED")
+        except FuturesCancelledError as error:  # the client lost the scheduler (or the scheduler forgot them)
+            raise ClusterLost(_lost(client, error)) from None
         except (OSError, TimeoutError) as error:
             if client.status != "running":
                 raise ClusterLost(_lost(client, error)) from None
@@ -204,5 +214,5 @@ def _stop(client: Client, future) -> None:
 
 def _lost(client: Client, error: BaseException | None) -> str:
     scheduler = getattr(client.scheduler, "address", None) or "the scheduler"
-    why = f" ({type(error).__name__}: {error})" if error else ""
+    why = f" ({type(error).__name__}: {' '.join(str(error).split())[:300]})" if error else ""
     return f"the Dask scheduler at {scheduler} stopped answering{why}"
