@@ -133,9 +133,21 @@ def run_on_cluster(client: Client, tasks: list[GradingTask], on_result, bundle_o
 
 
 def _run_batch(client: Client, tasks: list[GradingTask], bundle_bytes):
-    """Yield ``(task, result)`` for every task, as they finish; at most as many queued as the cluster has threads."""
-    from distributed import wait
+    """Yield ``(task, result)`` for every task, as they finish; at most as many queued as the cluster has threads.
+
+    Any failure to talk to the scheduler (a closed connection, futures cancelled because the client
+    lost it) raises :class:`ClusterLost`.
+    """
     from distributed.client import FuturesCancelledError
+
+    try:
+        yield from _batch(client, tasks, bundle_bytes)
+    except (FuturesCancelledError, OSError) as error:  # CommClosedError is an OSError
+        raise ClusterLost(_lost(client, error)) from None
+
+
+def _batch(client: Client, tasks: list[GradingTask], bundle_bytes):
+    from distributed import wait
 
     from dpgrader.grading.cluster_worker import grade_on_worker
 
@@ -155,11 +167,7 @@ def _run_batch(client: Client, tasks: list[GradingTask], bundle_bytes):
         try:
             with client.as_current():
                 done, _ = wait(list(running), timeout=max(1.0, deadline - time.monotonic()), return_when="FIRST_COMPLETED")
-        except FuturesCancelledError as error:  # the client lost the scheduler (or the scheduler forgot them)
-            raise ClusterLost(_lost(client, error)) from None
-        except (OSError, TimeoutError) as error:
-            if client.status != "running":
-                raise ClusterLost(_lost(client, error)) from None
+        except TimeoutError:  # nothing finished before the nearest deadline
             done = set()
         if client.status != "running" and not any(f.status == "finished" for f in done):
             raise ClusterLost(_lost(client, None))
