@@ -18,21 +18,30 @@ What is counted, per submission notebook:
   CPU from before its first cell to after its last (imports in the notebook's first cell
   included, kernel start-up excluded).
 - **ratio**: grading CPU / cells CPU. Targets (issue 20): ratio <= 1.5; sandbox overhead <= 10%.
+- **engines** (``--engines``): the same class graded by the local pool and through a Dask
+  scheduler on loopback (a ``dask scheduler`` and ``--workers`` ``dask worker`` processes started here,
+  their start-up and CPU counted as the pool's are), sandbox on: notebooks per minute, CPU per notebook,
+  the engine's overhead per task (Dask's CPU and wall per notebook over the pool's), the scaling from 1
+  to 2 workers, and what a 10,000-student assignment needs at the measured rate.
 
 Run: ``python benchmarks/bench_grading.py`` (``--students 6``, ``--workers 1 2``,
-``--assignment 01_definition``, ``--check`` to exit 1 when a target is missed).
+``--assignment 01_definition``, ``--engines``, ``--check`` to exit 1 when a target is missed).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -40,6 +49,9 @@ sys.path.insert(0, str(REPO))
 
 from dpgrader import Course, assignments_in, notebooks_of  # noqa: E402
 from dpgrader.classroom import grade_class  # noqa: E402
+from dpgrader.course import nbgrader_env  # noqa: E402
+
+MOOC_STUDENTS = 10_000
 
 TARGET_RATIO, TARGET_OVERHEAD = 1.5, 0.10
 
@@ -75,6 +87,72 @@ def build(root: Path, assignments: list[str], students: int) -> Course:
     return course
 
 
+@contextmanager
+def loopback_cluster(folder: Path, workers: int):
+    """A ``dask scheduler`` and ``workers`` ``dask worker`` processes (one thread each) on 127.0.0.1; yields its address.
+
+    Stopped and waited for on exit, so their CPU lands in this process's ``RUSAGE_CHILDREN``.
+    """
+    dask, env = str(Path(sys.executable).parent / "dask"), {k: v for k, v in nbgrader_env().items() if k != "PYTHONWARNINGS"}
+    info = folder / "scheduler.json"
+    scheduler = subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                  "--scheduler-file", str(info)], env=env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, start_new_session=True)
+    while not info.exists():
+        time.sleep(0.1)
+    address = json.loads(info.read_text())["address"]
+    started = [subprocess.Popen([dask, "worker", address, "--nthreads", "1", "--no-dashboard",
+                                 "--local-directory", str(folder / f"w{i}")], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True) for i in range(workers)]
+    try:
+        from distributed import Client
+
+        with Client(address, timeout=60) as client:
+            client.wait_for_workers(workers, timeout=300)
+        yield address
+    finally:
+        for process in [*started, scheduler]:
+            os.killpg(process.pid, signal.SIGTERM)
+        for process in [*started, scheduler]:
+            process.wait()
+
+
+def engines(template: Course, scratch: Path, notebooks: int, worker_counts: list[int], feedback: bool) -> None:
+    """The class graded by the local pool and through a loopback Dask scheduler, sandbox on; the table and the projection."""
+    print(f"\n{'engine':>8}{'workers':>9}{'wall s':>8}{'nb/min':>8}{'CPU s/nb':>10}{'not ok':>8}")
+    measured = {}
+    for workers in worker_counts:
+        for engine in ("local", "dask"):
+            run = scratch / f"engine-{engine}-{workers}"
+            shutil.copytree(template.root, run)
+            cpu_before, started = _cpu(), time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if engine == "local":
+                    outcomes = grade_class(run, workers=workers, feedback=feedback, progress=False)
+                else:
+                    with loopback_cluster(scratch / f"cluster-{workers}", workers) as address:
+                        outcomes = grade_class(run, feedback=feedback, progress=False, scheduler=address)
+            wall = time.perf_counter() - started
+            kernels = sum(o.kernel_cpu or 0.0 for o in outcomes)
+            cpu = (_cpu() - cpu_before + kernels) / notebooks
+            measured[engine, workers] = (wall / notebooks, cpu)
+            bad = sum(o.status != "ok" for o in outcomes)
+            print(f"{engine:>8}{workers:>9}{wall:>8.1f}{60 * notebooks / wall:>8.1f}{cpu:>10.2f}{bad:>8}", flush=True)
+    for workers in worker_counts:
+        (local_wall, local_cpu), (dask_wall, dask_cpu) = measured["local", workers], measured["dask", workers]
+        print(f"{workers} worker(s): Dask's overhead per task {dask_cpu - local_cpu:+.2f} CPU s, "
+              f"{dask_wall - local_wall:+.2f} wall s (local pool {local_cpu:.2f} CPU s, {local_wall:.2f} wall s per notebook)")
+    if {1, 2} <= set(worker_counts):
+        for engine in ("local", "dask"):
+            print(f"{engine}: 1 -> 2 workers, {measured[engine, 1][0] / measured[engine, 2][0]:.2f}x the notebooks per minute")
+    cpu = measured["dask", max(worker_counts)][1]
+    hours = MOOC_STUDENTS * cpu / 3600
+    print(f"on paper: one assignment of {MOOC_STUDENTS:,} students (one notebook each) at {cpu:.2f} CPU s per notebook "
+          f"is {hours:.1f} core-hours: 20 one-core workers for {hours / 20:.1f} h, 100 for {60 * hours / 100:.0f} min "
+          f"(a notebook that runs longer than the reference scales these by its own ratio)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--students", type=int, default=6)
@@ -82,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, nargs="+", default=[2])
     parser.add_argument("--no-feedback", action="store_true")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument("--engines", action="store_true",
+                        help="compare the local pool with a loopback Dask scheduler (sandbox on) instead of sandbox on/off")
     args = parser.parse_args(argv)
     assignments = args.assignment or assignments_in(REPO / "source")
 
@@ -97,6 +177,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{os.cpu_count()} cores")
         print(f"{'workers':>8}{'sandbox':>9}{'wall s':>8}{'wall s/nb':>11}{'CPU s/nb':>10}{'of it kernels':>15}"
               f"{'ratio to cells':>16}{'load before':>13}{'not ok':>8}")
+        if args.engines:
+            engines(template, Path(scratch), notebooks, args.workers, not args.no_feedback)
+            return 0
         for workers in args.workers:
             for sandboxed in (True, False):  # alternate, so a change in machine load hits both
                 run = Path(scratch) / f"run-{workers}-{sandboxed}"
