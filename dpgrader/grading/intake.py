@@ -123,18 +123,19 @@ def irregular_entry(folder: Path) -> str | None:
     return None
 
 
-def graded_files(submission: Path) -> dict[str, bytes]:
+def graded_files(submission: Path, hard_links: bool = False) -> dict[str, bytes]:
     """The regular files nbgrader grades (:data:`GRADED_FILES`) of ``submission``, by name, as bytes.
 
-    Only top-level plain files with one link are read (``O_NOFOLLOW``: a link made after the check is
-    not followed either): no folder, no link, no other file (a ``dplib/`` or ``numpy.py`` beside the
-    notebook never reaches the kernel's import path).
+    Only top-level plain files are read (``O_NOFOLLOW``: a link made after the check is not followed
+    either), and only those with one link unless ``hard_links`` (the instructor's own ``source/``, to
+    which a student's hard link may point): no folder, no link, no other file (a ``dplib/`` or
+    ``numpy.py`` beside the notebook never reaches the kernel's import path).
     """
     found = {}
     for entry in sorted(os.scandir(submission), key=lambda e: e.name):
         if not entry.is_file(follow_symlinks=False) or not any(Path(entry.name).match(p) for p in GRADED_FILES):
             continue
-        if entry.stat(follow_symlinks=False).st_nlink > 1:
+        if entry.stat(follow_symlinks=False).st_nlink > 1 and not hard_links:
             continue
         descriptor = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(descriptor, "rb") as handle:

@@ -84,9 +84,14 @@ class GradingTask:
         return replace(self, limits=self.limits.replace(**changes))
 
     def packed(self) -> PackedTask:
-        """The task as a worker gets it: the submission's graded files read now, regular files only."""
-        return PackedTask(self.assignment, self.student, self.token, self.limits, graded_files(self.submission),
-                          self.feedback, self.sandboxed, self.preflight)
+        """The task as a worker gets it: the submission's graded files read now, regular files only.
+
+        A pre-flight's files are the instructor's source notebooks: a hard link to one (a student's
+        refused submission may make it) does not keep it out.
+        """
+        files = graded_files(self.submission, hard_links=self.preflight)
+        return PackedTask(self.assignment, self.student, self.token, self.limits, files, self.feedback,
+                          self.sandboxed, self.preflight)
 
 
 @dataclass(frozen=True)

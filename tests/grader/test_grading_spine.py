@@ -57,6 +57,17 @@ def test_a_task_crosses_the_pipe_unchanged_and_carries_only_the_files_graded(tmp
     assert dataclasses.replace(task, preflight=True).timeout == task.limits.preflight_seconds
 
 
+def test_a_hard_link_is_left_out_of_a_students_task_not_out_of_the_reference(tmp_path):
+    """A student's hard link to the instructor's notebook is refused; the notebook it points at, now with two links,
+    is still the reference the pre-flight grades."""
+    task = _task(tmp_path)
+    source = Course(task.course).source(ASSIGNMENT) / SOURCE.name
+    os.link(source, task.submission / "answers.ipynb")
+    assert task.packed().files == {}
+    reference = dataclasses.replace(task, submission=source.parent, preflight=True).packed()
+    assert reference.files == {SOURCE.name: source.read_bytes()}
+
+
 def test_a_result_crosses_the_pipe_unchanged(tmp_path):
     result = GradingResult(
         "t0k3n", Status.TIMED_OUT, ("ex1 timed out after 60 s",),
