@@ -20,7 +20,6 @@ from nbgrader.api import Gradebook
 
 from dpgrader import Course
 from dpgrader.course import REPO_ROOT, nbgrader_env
-from dpgrader.grading import cluster
 from dpgrader.grading.cluster import ClusterLost, connect
 from dpgrader.grading.preflight import PreflightFailed
 from dpgrader.grading.run import grade_class
@@ -130,18 +129,35 @@ def test_a_submission_that_kills_every_worker_is_recorded_and_the_class_is_grade
     tls_cluster.wait_for_workers(2)  # the nannies restart the workers it killed
 
 
-def test_a_plain_connection_to_a_tls_scheduler_is_refused(tls_cluster, monkeypatch):
-    monkeypatch.setattr(cluster, "CONNECT_SECONDS", 5)
-    plain = tls_cluster.address.replace("tls://", "tcp://")
-    with pytest.raises(ClusterLost, match="cannot reach the Dask scheduler"):
-        connect(plain)
-    with pytest.raises(ValueError, match="needs TLS certificates"):
-        connect(tls_cluster.address)  # TLS without the certificates: not even tried
-    client = connect(tls_cluster.address, tls_cluster.security())
-    try:
-        assert client.status == "running"
-    finally:
-        client.close()
+CONNECT = """
+import sys
+from dpgrader.grading import cluster
+cluster.CONNECT_SECONDS = 10
+tls = cluster.security(*sys.argv[2:5]) if len(sys.argv) > 2 else None
+try:
+    client = cluster.connect(sys.argv[1], tls)
+except (cluster.ClusterLost, ValueError) as error:
+    print(type(error).__name__, error)
+    sys.exit(1)
+print("connected", client.status)
+client.close()
+"""
+
+
+def _connect(*args: str) -> subprocess.CompletedProcess:
+    """``dpgrader.grading.cluster.connect`` in a process of its own, as the class grader's command makes it."""
+    return subprocess.run([sys.executable, "-c", CONNECT, *args], env=nbgrader_env(), capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_a_plain_connection_to_a_tls_scheduler_is_refused(tls_cluster):
+    plain = _connect(tls_cluster.address.replace("tls://", "tcp://"))
+    assert plain.returncode == 1 and plain.stdout.startswith("ClusterLost cannot reach the Dask scheduler"), plain
+    bare = _connect(tls_cluster.address)  # TLS without the certificates: not even tried
+    assert bare.returncode == 1 and bare.stdout.startswith("ValueError") and "needs TLS certificates" in bare.stdout
+    c = tls_cluster.certificates
+    good = _connect(tls_cluster.address, str(c["ca"]), str(c["cert"]), str(c["key"]))
+    assert good.returncode == 0 and good.stdout.strip() == "connected running", good
 
 
 @pytest.mark.parametrize("address", ["tcp://10.1.2.3:8786", "192.0.2.7:8786"])
