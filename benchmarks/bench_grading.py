@@ -94,11 +94,15 @@ def loopback_cluster(folder: Path, workers: int):
     Stopped and waited for on exit, so their CPU lands in this process's ``RUSAGE_CHILDREN``.
     """
     dask, env = str(Path(sys.executable).parent / "dask"), {k: v for k, v in nbgrader_env().items() if k != "PYTHONWARNINGS"}
+    folder.mkdir(parents=True, exist_ok=True)
     info = folder / "scheduler.json"
     scheduler = subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                                   "--scheduler-file", str(info)], env=env, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
     while not info.exists():
+        if scheduler.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("the Dask scheduler did not start")
         time.sleep(0.1)
     address = json.loads(info.read_text())["address"]
     started = [subprocess.Popen([dask, "worker", address, "--nthreads", "1", "--no-dashboard",
@@ -169,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     cells = {a: sum(cells_cpu(n) for n in notebooks_of(REPO / "source" / a)) for a in assignments}
     cells_per_notebook = sum(cells.values()) / sum(len(notebooks_of(REPO / "source" / a)) for a in assignments)
     print("cells CPU s per notebook: " + ", ".join(f"{a} {c:.2f}" for a, c in cells.items())
-          + f"; mean {cells_per_notebook:.2f}")
+          + f"; mean {cells_per_notebook:.2f}", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as scratch:
         template = build(Path(scratch) / "template", assignments, args.students)
         notebooks = sum(len(notebooks_of(REPO / "source" / a)) for a in assignments) * args.students
