@@ -12,6 +12,7 @@ import ast
 
 from dpgrader.review.resolver import Resolver
 from dpgrader.review.rules import (
+    CPU_CLOCKS,
     DUNDER_ALLOWED,
     DUNDER_REASONS,
     DYNAMIC_BUILTINS,
@@ -81,10 +82,15 @@ class Checker(Resolver):
                 return
             for names, reason in OS_REASONS:
                 if attribute in names:
-                    self.flag(node, "process control" if "kills" in reason or "programs" in reason else "files",
-                              reason.format(attribute))
+                    kind = ("process control" if "kills" in reason or "programs" in reason
+                            else "introspection" if "statistics" in reason else "files")
+                    self.flag(node, kind, reason.format(attribute))
                     return
             self.flag(node, "process control", f"uses os.{attribute}")
+            return
+        if top == "time" and len(parts) == 2 and parts[1] in CPU_CLOCKS:
+            self.flag(node, "introspection", f"reads a CPU clock (time.{parts[1]}): its count starts again in a forked "
+                                             "process, which tells check_is_random's replay from the real run")
             return
         if top == "dpgrader":
             self.flag(node, "tampering", f"reaches the grader (dpgrader): {path}")

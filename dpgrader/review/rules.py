@@ -51,7 +51,9 @@ MODULES = {
     "bdb": "uses the debugger framework (bdb) inside graded code",
     "trace": "traces execution (trace)",
     "tracemalloc": "traces allocations (tracemalloc)",
-    "resource": "changes process limits (resource)",
+    "resource": "reads the process's resource usage or changes its limits (resource): can tell check_is_random's "
+                "replay from the real run",
+    "psutil": "reads process statistics (psutil): can tell check_is_random's replay from the real run",
     "shutil": "copies, moves or deletes files (shutil)",
     "sqlite3": "opens SQLite databases (the gradebook is one)",
     "socket": "opens network connections (socket)",
@@ -98,9 +100,15 @@ OS_REASONS = [
       "chmod", "chown", "symlink", "link", "truncate", "write", "open", "fdopen", "dup2", "utime"),
      "writes, moves or deletes files (os.{})"),
     (("environ", "putenv", "unsetenv", "getenv"), "reads or changes environment variables (os.{})"),
-    (("listdir", "scandir", "walk", "fwalk", "stat", "lstat", "read", "getppid", "getpid"),
-     "looks around the file system or the process (os.{})"),
+    (("listdir", "scandir", "walk", "fwalk", "stat", "lstat", "read"), "looks around the file system (os.{})"),
+    (("getpid", "getppid", "times", "getloadavg", "sched_getaffinity", "getpriority", "getpgid", "getpgrp", "getsid",
+      "pidfd_open", "wait", "waitpid", "wait3", "wait4"),
+     "reads process statistics (os.{}): can tell check_is_random's replay from the real run"),
 ]
+#: ``time`` functions that read a CPU clock: its count starts again in a forked process, so it tells
+#: check_is_random's replay from the real run (wall clocks such as ``time.perf_counter`` do not).
+CPU_CLOCKS = {"process_time", "process_time_ns", "thread_time", "thread_time_ns", "clock_gettime",
+              "clock_gettime_ns", "pthread_getcpuclockid", "clock_getres"}
 #: Dunder attributes a correct answer may use.
 DUNDER_ALLOWED = {"__name__", "__qualname__", "__doc__", "__init__", "__version__", "__len__", "__file__"}
 DUNDER_REASONS = {
@@ -206,6 +214,6 @@ CONVENTIONAL_NAMES = {"dplib": "dplib", "np": "numpy", "numpy": "numpy", "pd": "
 SENSITIVE_STRINGS = re.compile(
     r"get_ipython|_getframe|settrace|setprofile|showtraceback|do_execute|execute_reply|dplib\.testing|"
     r"dpgrader|linecache|__code__|__kwdefaults__|__defaults__|__globals__|__builtins__|"
-    r"__subclasses__|gradebook|BEGIN HIDDEN|kernel\.session"
+    r"__subclasses__|gradebook|BEGIN HIDDEN|kernel\.session|/proc/|/sys/fs/cgroup"
 )
 

@@ -27,7 +27,10 @@ Rules these helpers enforce for every test that uses them:
 - **No credit for a fixed table.** :func:`check_is_random` fails a randomized mechanism whose
   calls all return the same value, however well those values follow the distribution, and
   one that draws from a fixed seed: run again from the same state in a forked copy of the
-  process (:mod:`.replay`), it returns the same values again.
+  process (:mod:`.replay`) and given other randomness (:mod:`.entropy`), it returns the same
+  values again; and one whose values depend on anything but its random generator (a function
+  that draws afresh only where it finds it runs in the copy): given the same randomness for
+  calls chosen at random, it does not repeat them.
 
 The package holds the harness (:func:`quiet`, :func:`disabled`, :func:`substituted`) here,
 the derivation of what :func:`disabled` switches off in :mod:`.delegation`, the type checks of

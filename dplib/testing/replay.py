@@ -4,9 +4,11 @@
 in one process cannot tell a fresh ``numpy.random.default_rng()`` from a generator seeded
 once (``_RNG = np.random.default_rng(0)`` in a cell, ``np.random.seed(0)``): each call of
 either draws different values. A forked child starts from the very same memory, so it
-replays a seeded generator draw for draw, while a fresh ``default_rng()`` takes new entropy
-from the operating system in the child too. :func:`start` forks such a child to run a
-computation and send back the bytes it returns; :meth:`Replay.collect` reads them.
+replays a seeded generator draw for draw, while a fresh ``default_rng()`` draws from the
+randomness the check gives it (:mod:`dplib.testing.entropy`). :func:`start` forks such a child,
+which waits for its input (:meth:`Replay.send`: the keys of the randomness, decided after the
+fork so that the child never holds the parent's), runs a computation and sends back the bytes
+it returns; :meth:`Replay.collect` reads them.
 
 The process-wide generators are the exception: an honest answer that ignores ``rng`` and
 draws from ``np.random.laplace`` or the ``random`` module was never seeded, and a fresh run
@@ -155,8 +157,20 @@ if CAN_REPLAY:
 class Replay:
     """A computation running in a forked child; :meth:`collect` waits for the bytes it returns."""
 
-    def __init__(self, pid: int, read_end: int):
-        self._pid, self._read_end, self._done = pid, read_end, False
+    def __init__(self, pid: int, read_end: int, input_end: int):
+        self._pid, self._read_end, self._input_end, self._done = pid, read_end, input_end, False
+
+    def send(self, given: bytes) -> None:
+        """Give the child its input (once): it starts computing when this returns."""
+        view = _memoryview(_bytes(given))
+        try:
+            while view:
+                view = view[_write(self._input_end, view):]
+        except OSError as error:  # the child died: collect says so
+            raise ReplayError(f"could not give the replay its input ({error})") from None
+        finally:
+            _close(self._input_end)
+            self._input_end = None
 
     def collect(self, timeout: float) -> bytes:
         """The child's bytes; :class:`ReplayError` if it raised, died, or did not answer within ``timeout`` seconds."""
@@ -186,6 +200,8 @@ class Replay:
             return
         self._done = True
         _close(self._read_end)
+        if self._input_end is not None:
+            _close(self._input_end)
         try:
             if _waitpid(self._pid, _WNOHANG)[0] == 0:
                 _kill(self._pid, _SIGKILL)
@@ -202,8 +218,18 @@ def _silence_child() -> None:
     _sys.stdout = _sys.stderr = _open_file(devnull, "w", closefd=False)  # noqa: SIM115 - the child leaves by os._exit
 
 
-def _run_child(compute: Callable[[], bytes], write_end: int, numpy_state, random_state) -> None:
-    """The child's whole life: replay the seeded global generators (the fork reseeded both), compute, answer, exit."""
+def _read_all(descriptor: int) -> bytes:
+    data = b""
+    while True:
+        chunk = _read(descriptor, 65536)
+        if not chunk:
+            return data
+        data += chunk
+
+
+def _run_child(compute: Callable[[bytes], bytes], write_end: int, input_end: int, numpy_state, random_state) -> None:
+    """The child's whole life: replay the seeded global generators (the fork reseeded both), wait for its input,
+    compute, answer, exit."""
     try:
         _silence_child()
         if numpy_state is not None:
@@ -211,7 +237,8 @@ def _run_child(compute: Callable[[], bytes], write_end: int, numpy_state, random
         if random_state is not None:
             _random_setstate(random_state)
         try:
-            message = b"ok\n" + _bytes(compute())
+            given = _read_all(input_end)
+            message = b"ok\n" + _bytes(compute(given))
         except BaseException as error:  # noqa: BLE001 - reported to the parent, which decides
             message = b"raised\n" + f"{_type(error).__name__}: {error}"[:1000].encode(errors="replace")
         view = _memoryview(message)
@@ -221,29 +248,41 @@ def _run_child(compute: Callable[[], bytes], write_end: int, numpy_state, random
         _exit(0)
 
 
-def start(compute: Callable[[], bytes]) -> Replay:
-    """Fork a child that runs ``compute()`` from this process's current state and sends back its bytes.
+def seeded_generators() -> tuple[bool, bool]:
+    """Whether numpy's global generator and the ``random`` module were seeded since this module was imported."""
+    return _NUMPY_GLOBAL.seeded(), _RANDOM_MODULE.seeded()
 
-    Raises :class:`ReplayError` where the platform cannot fork (:data:`CAN_REPLAY`) or the fork
-    fails (a limit on processes).
+
+def start(compute: Callable[[bytes], bytes]) -> Replay:
+    """Fork a child that, from this process's current state, waits for its input and sends back ``compute(input)``.
+
+    The input is given after the fork with :meth:`Replay.send`, so nothing the parent decides
+    later (the keys of :func:`dplib.testing.check_is_random`) is in the child's memory before
+    then. Raises :class:`ReplayError` where the platform cannot fork (:data:`CAN_REPLAY`) or the
+    fork fails (a limit on processes).
     """
     if not CAN_REPLAY:
         raise ReplayError(f"no fork on {_sys.platform}")
-    numpy_state = _numpy_get_state() if _NUMPY_GLOBAL.seeded() else None
-    random_state = _random_getstate() if _RANDOM_MODULE.seeded() else None
+    numpy_seeded, random_seeded = seeded_generators()
+    numpy_state = _numpy_get_state() if numpy_seeded else None
+    random_state = _random_getstate() if random_seeded else None
     read_end, write_end = _pipe()
+    input_end, input_write_end = _pipe()
     try:
         with _catch_warnings():
             _simplefilter("ignore", DeprecationWarning)  # Python >= 3.12 warns of a fork in a threaded process
             pid = _fork()
     except OSError as error:
-        _close(read_end)
-        _close(write_end)
+        for descriptor in (read_end, write_end, input_end, input_write_end):
+            _close(descriptor)
         raise ReplayError(f"could not fork ({error})") from None
     if pid == 0:
-        _run_child(compute, write_end, numpy_state, random_state)
+        _close(read_end)
+        _close(input_write_end)
+        _run_child(compute, write_end, input_end, numpy_state, random_state)
     _close(write_end)
-    return Replay(pid, read_end)
+    _close(input_end)
+    return Replay(pid, read_end, input_write_end)
 
 
 def digest(arrays) -> bytes:

@@ -70,6 +70,7 @@ def test_honest_demo_students_raise_no_flag(source, kind):
     "with np.errstate(divide='ignore'):\n    y = np.log(0.0)",
     "df = pd.DataFrame({'a': [1]})\ncsv_text = df.to_csv()",
     "result = check_close(1.0, 1.0)",
+    "import time\nstarted = time.perf_counter()\nelapsed = time.perf_counter() - started",  # a wall clock: no CPU count
 ])
 def test_honest_idioms_raise_no_flag(code):
     assert flags_of(code) == []
@@ -141,6 +142,15 @@ def test_delegation_is_flagged_in_every_form():
     ("import sys\nsys.modules['dplib.testing'].check_close = print", "tampering", "dplib.testing.check_close"),
     ("import sys\nloaded = sys.modules", "introspection", "sys.modules"),
     ("import sys\nsys.stderr = open('/dev/null', 'w')", "process control", "replaces sys.stderr"),
+    # what tells check_is_random's replay (a forked copy) from the real run: CPU clocks, process statistics
+    ("import time\nfresh = time.process_time() < 0.1", "introspection", "reads a CPU clock (time.process_time)"),
+    ("from time import thread_time_ns as t\nx = t()", "introspection", "time.thread_time_ns"),
+    ("import time\nx = time.clock_gettime(time.CLOCK_PROCESS_CPUTIME_ID)", "introspection", "time.clock_gettime"),
+    ("import os\nx = os.times().user", "introspection", "reads process statistics (os.times)"),
+    ("import os\nPID = os.getpid()", "introspection", "reads process statistics (os.getpid)"),
+    ("import resource\nu = resource.getrusage(resource.RUSAGE_SELF).ru_utime", "introspection", "resource usage"),
+    ("import psutil\nn = psutil.Process().num_threads()", "introspection", "psutil"),
+    ("from pathlib import Path\nstat = Path('/proc/self/stat').read_text()", "introspection", "'/proc/'"),
 ])
 def test_introspection_and_process_control_are_flagged(code, kind, words):
     assert_flagged(code, kind, words)

@@ -535,13 +535,13 @@ def test_check_is_random_fails_a_fixed_table_of_the_right_distribution():
     with pytest.raises(AssertionError) as info:  # ... from no randomness at all
         testing.check_is_random(lambda value: value + quantiles[: np.size(value)], np.zeros(100), what="laplace_mech(zeros)",
                                 hint="Draw with rng.laplace.")
-    assert str(info.value).startswith("laplace_mech(zeros): 2 calls all returned the same [")
+    assert str(info.value).startswith("laplace_mech(zeros): 6 calls all returned the same [")
     assert str(info.value).endswith("not a fixed seed, a fixed pattern of noise or no noise). Draw with rng.laplace.")
-    with pytest.raises(AssertionError, match=r"^seeded: 2 calls all returned the same"):
+    with pytest.raises(AssertionError, match=r"^seeded: 6 calls all returned the same"):
         testing.check_is_random(lambda x: dplib.laplace_mech(x, 1.0, 1.0, rng=0), np.zeros(100), what="seeded")
-    with pytest.raises(AssertionError, match=r"^scalar: 5 calls all returned the same 10\.: "):
+    with pytest.raises(AssertionError, match=r"^scalar: 9 calls all returned the same 10\.: "):
         testing.check_is_random(lambda x: x, 10.0, calls=5, what="scalar")
-    with pytest.raises(AssertionError, match=r"^frame: 2 calls all returned the same DataFrame"):
+    with pytest.raises(AssertionError, match=r"^frame: 6 calls all returned the same DataFrame"):
         testing.check_is_random(lambda: pd.DataFrame({"a": [1, 2]}), what="frame")
     with pytest.raises(AssertionError, match=r"^mock: expected numbers, got MagicMock\.$"):
         testing.check_is_random(mock_equal_to_everything, what="mock")
@@ -580,6 +580,8 @@ def outcome(function, *args, **kwargs) -> str:
     except AssertionError as error:
         if "calls all returned the same" in str(error):
             return "the same every call"
+        if "with the same random numbers" in str(error):
+            return "depends on something else"
         if "run twice from the same state" in str(error):
             return "a fixed seed"
         raise
@@ -677,6 +679,92 @@ def test_ninety_calls_of_above_threshold_pass_fresh_and_fail_seeded():
     assert outcome(seeded, [0.0], 8.0, 0.5, calls=90) == "a fixed seed"
 
 
+# --- check_is_random: a function that can tell the replay from the real run (issue 36) ------------------------------
+
+# Each switches from a generator seeded once (the real run: full marks on every distribution test) to a fresh
+# generator (the replay, where the check used to look) on what a forked copy of the process reads differently.
+SWITCHING = {
+    # the red team's: the replay is a new process, whose CPU clock starts again at zero
+    "a CPU clock": "import time\nin_replay = lambda: time.process_time() < 0.05",
+    # a new process id
+    "the process id": "import os\n_PID = os.getpid()\nin_replay = lambda: os.getpid() != _PID",
+    # the process's own statistics, read from /proc: its start time (field 22 of /proc/self/stat)
+    "/proc/self/stat": "_START = open('/proc/self/stat').read().rsplit(')', 1)[1].split()[19]\n"
+                       "in_replay = lambda: open('/proc/self/stat').read().rsplit(')', 1)[1].split()[19] != _START",
+    # its resource usage: the page faults of a new process start again too
+    "resource usage": "import resource\nin_replay = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_minflt < 2000",
+}
+
+SWITCHING_MECHANISM = """
+_SEEDED = np.random.default_rng(1)
+
+def laplace_mech(value, sensitivity, epsilon, rng=None):
+    rng = np.random.default_rng() if in_replay() else _SEEDED
+    return np.asarray(value, dtype=float) + rng.laplace(0.0, sensitivity / epsilon, size=np.shape(value))
+"""
+
+
+@pytest.mark.parametrize("switch", SWITCHING.values(), ids=SWITCHING.keys())
+def test_a_seeded_mechanism_that_draws_afresh_only_in_the_replay_fails(switch):
+    laplace_mech = notebook_namespace(switch, SWITCHING_MECHANISM)["laplace_mech"]
+    assert not notebook_namespace(switch)["in_replay"]()  # here, the real run: the seeded generator
+    with pytest.raises(AssertionError, match=r"^laplace_mech\(np.zeros\(100\), 2, 0.5\): run twice from the same state "
+                       r"with the same random numbers, call \d+ returned other values the second time: the result depends "
+                       r"on something besides the random generator"):
+        testing.check_is_random(laplace_mech, np.zeros(100), 2.0, 0.5, what="laplace_mech(np.zeros(100), 2, 0.5)")
+
+
+def test_a_mechanism_that_guesses_which_calls_are_replayed_passes_at_most_by_chance():
+    """Seeded here; in the replay, seeded for its first four calls (the replay repeats four calls of six, chosen at
+    random), fresh for the last two: it passes only when the check happened to choose the first four, 1 time in 15."""
+    source = """
+import time
+_SEEDED = np.random.default_rng(1)
+_CALLS = [0]
+
+def noise(value):
+    _CALLS[0] += 1
+    replayed = time.process_time() < 0.05
+    rng = np.random.default_rng() if replayed and _CALLS[0] % 6 in (5, 0) else _SEEDED
+    return np.asarray(value, dtype=float) + rng.laplace(size=np.shape(value))
+"""
+    runs = 90
+    passed = sum(outcome(notebook_namespace(source)["noise"], np.zeros(10)) == "passes" for _ in range(runs))
+    # P(passed > 20) under Binomial(90, 1/15), mean 6: below 1e-6
+    assert stats.binom.sf(20, runs, 1 / 15) < 1e-6
+    assert passed <= 20, f"{passed} of {runs} guesses passed, against 6 expected"
+
+
+def test_honest_mechanisms_that_read_clocks_and_threads_still_pass():
+    """What a fresh generator does besides drawing (timing itself, a thread of its own) changes nothing."""
+    source = """
+import time
+def noise(value, rng=None):
+    started = time.process_time()
+    rng = np.random.default_rng(rng)
+    out = np.asarray(value, dtype=float) + rng.laplace(size=np.shape(value))
+    _ = time.process_time() - started
+    return out
+"""
+    assert outcome(notebook_namespace(source)["noise"], np.zeros(100)) == "passes"
+    assert outcome(lambda x: x + np.random.Generator(np.random.PCG64()).normal(size=np.shape(x)), np.zeros(100)) == "passes"
+    assert outcome(lambda x: x + np.random.RandomState().normal(size=np.shape(x)), np.zeros(100)) == "passes"
+    import random
+    import secrets
+
+    assert outcome(lambda x: [v + random.Random().gauss(0, 1) for v in x], [0.0] * 50) == "passes"
+    assert outcome(lambda x: [v + random.SystemRandom().gauss(0, 1) for v in x], [0.0] * 50) == "passes"
+    assert outcome(lambda x: [v + secrets.randbelow(1000) for v in x], [0.0] * 50) == "passes"
+
+
+def test_a_generator_seeded_from_the_clock_fails():
+    """Not one fresh generator a call: a seed from the clock differs between runs, even given the same randomness."""
+    import time
+
+    assert outcome(lambda x: x + np.random.default_rng(time.time_ns()).laplace(size=np.shape(x)), np.zeros(100)) \
+        == "depends on something else"
+
+
 def global_generators_scenario() -> list[str]:
     """check_is_random on numpy's global generator and the random module, unseeded, then seeded."""
     import random
@@ -769,8 +857,8 @@ def test_the_replay_writes_nothing_and_leaves_no_process(capfd, replay_children)
 
     testing.check_is_random(chatty, np.zeros(100), what="x")
     captured = capfd.readouterr()
-    assert captured.out == "student's print\n" * 2  # the parent's two calls; the replay's are silenced
-    assert captured.err == "straight to fd 2\n" * 2
+    assert captured.out == "student's print\n" * 6  # the parent's six calls; the replay's are silenced
+    assert captured.err == "straight to fd 2\n" * 6
     assert len(replay_children) == 1 and reaped(replay_children[0])  # the replay was reaped
 
 
@@ -817,7 +905,7 @@ def test_the_replay_fails_closed(monkeypatch, replay_children):
     parent = os.getpid()
     fresh = lambda x: x + np.random.default_rng().random(np.shape(x))  # noqa: E731
     raises_in_the_replay = lambda x: fresh(x) if os.getpid() == parent else 1 / 0  # noqa: E731
-    with pytest.raises(AssertionError, match=r"^x: could not run the 2 calls a second time from the same state to check "
+    with pytest.raises(AssertionError, match=r"^x: could not run the 6 calls a second time from the same state to check "
                                              r"for a fixed seed \(ZeroDivisionError: division by zero\)\.$"):
         testing.check_is_random(raises_in_the_replay, np.zeros(100), what="x")
     monkeypatch.setattr(randomness, "REPLAY_GRACE_SECONDS", 0.5)
@@ -940,5 +1028,5 @@ def test_switched_off_helpers_keep_the_guards_contract():
 
 def test_check_is_random_keeps_its_defaults(monkeypatch):
     testing.check_is_random.__wrapped__.__kwdefaults__["calls"] = 1  # a student cell's attempt
-    with pytest.raises(AssertionError, match="2 calls all returned the same"):
+    with pytest.raises(AssertionError, match="6 calls all returned the same"):
         testing.check_is_random(lambda: 1.0, what="x")

@@ -217,6 +217,20 @@ def noisy_average(values, lower, upper, epsilon, rng=None):
                    if t not in ("test_laplace_mech_scale", "test_laplace_histogram_l1_scale", "test_noisy_average_budget")),
     ),
     Variant(
+        "seeded_until_replayed",
+        {
+            # The fourth red team's (issue 36): a generator seeded once, swapped for a fresh one only where the CPU
+            # clock reads near zero, i.e. in a freshly forked process such as check_is_random's replay used to be.
+            "laplace_mech_solution": "import time\n\nSEEDED = np.random.default_rng(0)\n\n\n"
+            + laplace_mech_with("rng.laplace(0.0, sensitivity / epsilon, size=value.shape)",
+                                make_rng="    rng = np.random.default_rng() if time.process_time() < 0.1 else SEEDED\n"),
+        },
+        # Every distribution test passes (the seeded noise is Laplace); the replay, given the same randomness as the
+        # real run for some calls, sees other values there: the scale test (3 points) scores 0.
+        zero=("test_laplace_mech_scale",),
+        full=tuple(t for t in ALL_TESTS if t != "test_laplace_mech_scale"),
+    ),
+    Variant(
         "numpy_scalars_zero_d_arrays_and_lists",
         {
             # a 0-d array for a single number, numpy floats for the formulas, a list for the histogram
