@@ -217,13 +217,14 @@ def copy_snapshot(folder: Path, taken: Snapshot, destination: Path, ignore: list
                 target.mkdir(mode=0o755)
                 continue
             *parents, name = entry.path.split("/")
-            parent_fd = _open_folder(root_fd, parents)
             try:
-                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=parent_fd)
-            except OSError as error:
+                parent_fd = _open_folder(root_fd, parents)
+                try:
+                    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=parent_fd)
+                finally:
+                    os.close(parent_fd)
+            except OSError as error:  # ELOOP, ENOTDIR: a link where the walk saw a file or folder
                 raise Refused(f"{entry.path!r} changed while it was collected ({error.strerror})") from None
-            finally:
-                os.close(parent_fd)
             with os.fdopen(fd, "rb") as handle:
                 info = os.fstat(handle.fileno())
                 if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or (info.st_dev, info.st_ino) != (entry.device, entry.inode):
