@@ -34,6 +34,7 @@ import json
 import os
 import shutil
 import tempfile
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -222,6 +223,8 @@ class CourseCollect(ExchangeCollect):
                 self.install(candidate, destination)
             except Refused as error:
                 self.refuse(candidate.folder, str(error), student)
+                with suppress(OSError):
+                    destination.parent.rmdir()  # the student's folder, if this collect made it and it stayed empty
                 continue
             self.report.collected[student] = candidate.taken.changed
             self.log.info("Collected %s %s, handed in %s UTC", student, assignment, f"{candidate.taken.changed:%Y-%m-%d %H:%M:%S}")
@@ -294,7 +297,7 @@ def collect_assignment(root: Path, assignment: str, student: str | None = None, 
 
     from dpgrader.course import Course
 
-    config = Course(root).config()
+    config = Course(Path(root).resolve()).config()
     config.CourseDirectory.assignment_id = assignment
     if student:
         config.CourseDirectory.student_id = student

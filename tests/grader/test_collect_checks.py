@@ -173,3 +173,73 @@ def test_the_recorded_time_is_read_from_the_ledger_only(tmp_path):
     assert recorded_time(tmp_path) is None  # the student's file is never the course's record
     (tmp_path / ".collected.json").write_text(json.dumps({"trusted_time": "2026-11-27T04:00:00.5"}))
     assert recorded_time(tmp_path) == datetime(2026, 11, 27, 4, 0, 0, 500000)
+
+
+@pytest.fixture
+def alembic_on_path(monkeypatch):
+    """nbgrader creates a gradebook by running ``alembic``, from this environment's ``bin/``."""
+    from dpgrader.course import nbgrader_env
+
+    monkeypatch.setenv("PATH", nbgrader_env()["PATH"])
+
+
+def course_with_inbound(tmp_path, roster=(), extra_config=""):
+    """A course (its nbgrader_config.py, a gradebook with ``roster``) and an exchange with an inbound folder."""
+    from nbgrader.api import Gradebook
+
+    from dpgrader import Course
+
+    course = Course.from_repo(tmp_path / "course", [])
+    with open(course.config_file, "a") as config:
+        config.write(f"\nc.Exchange.root = {str(tmp_path / 'exchange')!r}\n{extra_config}\n")
+    with Gradebook(course.gradebook_url, "dp-course") as gradebook:
+        for student in roster:
+            gradebook.add_student(student)
+    inbound = tmp_path / "exchange" / "dp-course" / "inbound"
+    inbound.mkdir(parents=True)
+    os.chmod(tmp_path / "exchange", 0o1777)
+    return course, inbound
+
+
+def hand_in(inbound, folder, text="{}"):
+    (inbound / folder).mkdir()
+    (inbound / folder / "01_definition.ipynb").write_text(text)
+
+
+@pytest.mark.pipeline  # nbgrader makes a gradebook (alembic): seconds each
+def test_an_empty_roster_refuses_everyone_with_the_setting_to_change(tmp_path, alembic_on_path):
+    from dpgrader.exchange import collect_assignment
+    from dpgrader.safe_output import from_csv_field
+
+    course, inbound = course_with_inbound(tmp_path)
+    hand_in(inbound, "root+01_definition+2026-01-01 00:00:00.000000 UTC+a")
+    hand_in(inbound, "=HYPERLINK(1)+01_definition+2026-01-01 00:00:00.000000 UTC+b")
+    hand_in(inbound, "root+02_laplace+2026-01-01 00:00:00.000000 UTC+c")  # another assignment: not looked at
+    report = collect_assignment(course.root, "01_definition")
+    reasons = {r.folder.split("+")[0]: r.reason for r in report.refused}
+    assert "set c.CourseCollect.require_roster = False" in reasons["root"]
+    assert "is not letters, digits" in reasons["=HYPERLINK(1)"]
+    assert len(report.refused) == 2 and not report.collected and not course.submitted().exists()
+    text = (course.root / "collect_refused.csv").read_text()
+    assert "'=HYPERLINK(1)+01_definition" in text  # a spreadsheet shows it as text
+    import csv
+    rows = list(csv.DictReader(text.splitlines()))
+    assert {from_csv_field(r["inbound_folder"]).split("+")[0] for r in rows} == {"root", "=HYPERLINK(1)"}
+
+
+@pytest.mark.pipeline  # nbgrader makes a gradebook (alembic): seconds each
+def test_without_the_roster_the_owner_still_decides_and_the_newest_true_time_wins(tmp_path, alembic_on_path):
+    import time
+
+    from dpgrader.exchange import collect_assignment
+
+    course, inbound = course_with_inbound(tmp_path, extra_config="c.CourseCollect.require_roster = False")
+    hand_in(inbound, "root+01_definition+2026-01-01 00:00:00.000000 UTC+late-name", "NEWER")
+    time.sleep(0.02)
+    hand_in(inbound, "root+01_definition+2020-01-01 00:00:00.000000 UTC+early-name", "NEWEST")
+    hand_in(inbound, "nobody+01_definition+2026-01-01 00:00:00.000000 UTC+x")  # belongs to root, named for nobody
+    report = collect_assignment(course.root, "01_definition")
+    assert list(report.collected) == ["root"]
+    assert (course.submitted("root", "01_definition") / "01_definition.ipynb").read_text() == "NEWEST"
+    assert [r.reason for r in report.refused] == ["the folder is named for 'nobody' but belongs to 'root' (uid 0)"]
+    assert not course.submitted("nobody").exists()
