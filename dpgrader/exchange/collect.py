@@ -167,8 +167,10 @@ class CourseCollect(ExchangeCollect):
         if self.check_owner:
             owner = owner_name(taken.owner, self.owners)
             if owner != name.student:
+                shared = (" (your own uid too: do all users share one? see deploy/README.md, "
+                          "'Who handed in, on Kubernetes')" if taken.owner == os.getuid() else "")
                 raise Refused(f"the folder is named for {name.student!r} but belongs to "
-                              f"{owner!r} (uid {taken.owner})" if owner else
+                              f"{owner!r} (uid {taken.owner}){shared}" if owner else
                               f"the folder is named for {name.student!r} but belongs to uid {taken.owner}, no known user")
         kept = [e for e in taken.entries if not e.is_dir and not ignored(e.path, self.coursedir.ignore)]
         too_large = [e.path for e in kept if e.size > 1000 * self.coursedir.max_file_size]

@@ -241,5 +241,7 @@ def test_without_the_roster_the_owner_still_decides_and_the_newest_true_time_win
     report = collect_assignment(course.root, "01_definition")
     assert list(report.collected) == ["root"]
     assert (course.submitted("root", "01_definition") / "01_definition.ipynb").read_text() == "NEWEST"
-    assert [r.reason for r in report.refused] == ["the folder is named for 'nobody' but belongs to 'root' (uid 0)"]
+    assert [r.reason for r in report.refused] == [
+        "the folder is named for 'nobody' but belongs to 'root' (uid 0) (your own uid too: do all users share one? "
+        "see deploy/README.md, 'Who handed in, on Kubernetes')"]
     assert not course.submitted("nobody").exists()
