@@ -223,6 +223,14 @@ def test_forged_linked_and_backdated_submissions_are_refused_or_recorded_at_the_
     assert before_backdated - timedelta(seconds=1) <= backdated <= utcnow() and backdated > recorded, (backdated, recorded)
     assert (submitted / "timestamp.txt").read_text() == stamp(backdated)
     assert "is a symbolic link" in update.stderr and f"collected alice: handed in {backdated:%Y-%m-%d %H:%M:%S}" in update.stdout
+    # item 6: the time the copy detection orders by, and the one nbgrader's autograde writes into the gradebook
+    # (and computes the late penalty from), are this one
+    from nbgrader.coursedir import CourseDirectory
+
+    from dpgrader.similarity import submission_times
+
+    assert submission_times(course.root, ASSIGNMENT)["alice"] == backdated
+    assert CourseDirectory().get_existing_timestamp(str(submitted)) == backdated
 
     # nothing older or refused replaces it on a re-collect
     again = classroom.run("teacher", sys.executable, "-m", "dpgrader.classroom", "collect", ASSIGNMENT, "--update",
