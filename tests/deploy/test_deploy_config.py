@@ -123,12 +123,14 @@ def test_values_give_each_user_a_uid_of_their_own_and_the_collect_its_owners(val
             self.user = type("User", (), {"name": name, "id": number})()
             self.environment = {"DP_EXCHANGE_ROOT": "/srv/nbgrader/exchange"}
             self.image, self.volumes, self.volume_mounts = "course-image", [], []
+            self.init_containers = [{"name": "block-cloud-metadata"}]  # z2jh's, kept
 
     spawned = {}
     for name, number in (("instructor1", 1), ("student1", 2), ("student2", 3), ("student1", 2)):
         spawned[name] = spawner = Spawner(name, number)
         hook(spawner)
-        assert spawner.init_containers[0]["command"][-2:] == [name, str(spawner.uid)]  # arguments, not shell text
+        assert spawner.init_containers[0] == {"name": "block-cloud-metadata"}
+        assert spawner.init_containers[1]["command"][-2:] == [name, str(spawner.uid)]  # arguments, not shell text
         assert {"name": "passwd", "mountPath": "/etc/passwd", "subPath": "passwd", "readOnly": True} in spawner.volume_mounts
     assert [spawned[n].uid for n in ("instructor1", "student1", "student2")] == [100001, 100002, 100003]
     assert spawned["instructor1"].environment["DP_EXCHANGE_OWNERS"] == "/srv/nbgrader-owners/passwd"
@@ -137,6 +139,8 @@ def test_values_give_each_user_a_uid_of_their_own_and_the_collect_its_owners(val
     assert {uid: owner_name(uid, owners) for uid in owners} == {100001: "instructor1", 100002: "student1", 100003: "student2"}
     with pytest.raises(RuntimeError, match="records student1:100002, not student1:100009"):
         hook(Spawner("student1", 9))  # a hub database reset would give another id: refused, not recorded twice
+    with pytest.raises(RuntimeError, match="is not one the course's collect accepts"):
+        hook(Spawner("eve:x:100002:100::/:/bin/sh\nmallory", 10))  # no line of its own in the owners file
     mounts = {m["name"]: m for m in values["singleuser"]["storage"]["extraVolumeMounts"]}
     assert mounts["nbgrader-exchange"]["subPath"] == "exchange", "students must not mount the owners file's folder"
 
