@@ -163,7 +163,10 @@ class CourseCollect(ExchangeCollect):
                           "or set c.CourseCollect.require_roster = False")
         if self.require_roster and name.student not in self.roster:
             raise Refused(f"{name.student!r} is not a student of the gradebook")
-        taken = snapshot(Path(self.inbound_path) / folder)
+        try:
+            taken = snapshot(Path(self.inbound_path) / folder)
+        except OSError as error:  # a folder of mode 000, or one removed meanwhile: refused, the others collected
+            raise Refused(f"the collect cannot read {error.filename or folder!r}: {error.strerror}") from None
         if self.check_owner:
             owner = owner_name(taken.owner, self.owners)
             if owner != name.student:
@@ -223,6 +226,12 @@ class CourseCollect(ExchangeCollect):
                     continue
             try:
                 self.install(candidate, destination)
+            except OSError as error:  # unreadable or gone between the checks and the copy
+                error = Refused(f"the collect cannot read it: {error.strerror}")
+                self.refuse(candidate.folder, str(error), student)
+                with suppress(OSError):
+                    destination.parent.rmdir()
+                continue
             except Refused as error:
                 self.refuse(candidate.folder, str(error), student)
                 with suppress(OSError):

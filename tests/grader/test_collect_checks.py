@@ -245,3 +245,29 @@ def test_without_the_roster_the_owner_still_decides_and_the_newest_true_time_win
         "the folder is named for 'nobody' but belongs to 'root' (uid 0) (your own uid too: do all users share one? "
         "see deploy/README.md, 'Who handed in, on Kubernetes')"]
     assert not course.submitted("nobody").exists()
+
+
+@pytest.mark.pipeline  # nbgrader makes a gradebook (alembic): seconds each
+def test_a_folder_the_collect_cannot_read_is_refused_and_the_others_collected(tmp_path, alembic_on_path):
+    from dpgrader.exchange import collect_assignment
+
+    course, inbound = course_with_inbound(tmp_path, roster=["root"])
+    hand_in(inbound, "root+01_definition+2026-01-01 00:00:00.000000 UTC+ok", "OK")
+    hand_in(inbound, "root+01_definition+2026-01-01 00:00:01.000000 UTC+ghost")
+    (inbound / "root+01_definition+2026-01-01 00:00:01.000000 UTC+ghost" / "sub").mkdir()
+    os.chmod(inbound / "root+01_definition+2026-01-01 00:00:01.000000 UTC+ghost", 0o000)
+    import unittest.mock
+
+    real_scandir = os.scandir
+
+    def denied(path):  # root reads mode 000: make the walk meet what the instructor's user would
+        if "ghost" in str(path):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    with unittest.mock.patch("dpgrader.exchange.inbound.os.scandir", denied):
+        report = collect_assignment(course.root, "01_definition")
+    assert [r.reason for r in report.refused] == [
+        "the collect cannot read '" + str(inbound / "root+01_definition+2026-01-01 00:00:01.000000 UTC+ghost")
+        + "': Permission denied"]
+    assert (course.submitted("root", "01_definition") / "01_definition.ipynb").read_text() == "OK"
