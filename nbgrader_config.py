@@ -24,6 +24,13 @@ c.CourseDirectory.ignore = [
     "*.bak",
 ]
 
+# `nbgrader collect` (and formgrader's collect, and `python -m dpgrader.classroom collect`) takes only what a
+# student truly handed in: a folder they own, named for them, of plain files, on the roster (the gradebook's
+# students), and records the time the exchange saw it, not the student's timestamp.txt (dpgrader/exchange/).
+# What it refuses is printed and appended to collect_refused.csv, and the command exits 1.
+c.ExchangeFactory.collect = "dpgrader.exchange.CourseCollect"
+c.CourseCollect.require_roster = True  # False: any id whose folder its owner made (no roster needed)
+
 # The stub students see in a solution cell.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"

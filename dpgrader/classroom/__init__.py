@@ -2,6 +2,7 @@
 
 Instructor commands, run in the course folder (the one holding ``nbgrader_config.py``)::
 
+    python -m dpgrader.classroom collect A  # the exchange's submissions of A, checked (dpgrader.exchange)
     python -m dpgrader.classroom grade      # autograde every submission, feedback, grades.csv
     python -m dpgrader.classroom export     # grades.csv again (e.g. after manual grading)
     python -m dpgrader.classroom feedback   # regenerate feedback (e.g. after manual grading)

@@ -1,6 +1,6 @@
 """Grade a whole class with one command, and know why every grade is what it is.
 
-The command line, ``python -m dpgrader.classroom grade|export|feedback|mistakes`` (see the
+The command line, ``python -m dpgrader.classroom collect|grade|export|feedback|mistakes`` (see the
 package :mod:`dpgrader.classroom`).
 """
 
@@ -18,6 +18,7 @@ from dpgrader.classroom.mistakes import summarize_mistakes
 from dpgrader.classroom.mistakes_page import write_mistakes
 from dpgrader.grading.preflight import PreflightFailed
 from dpgrader.course import Course
+from dpgrader.exchange import collect_assignment
 from dpgrader.outcomes import UNGRADED
 from dpgrader.safe_output import terminal_text
 from dpgrader.sandbox import KernelPackagesMissing, SandboxUnavailable
@@ -41,6 +42,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dpgrader.classroom", description=__doc__.split("\n")[0])
     parser.add_argument("--course", type=Path, default=Path("."), help="the course folder (default: .)")
     commands = parser.add_subparsers(dest="command", required=True)
+    collect = commands.add_parser("collect", help="collect an assignment from the exchange: only submissions each student "
+                                                  "truly handed in (exits 1 if any was refused; see collect_refused.csv)")
+    collect.add_argument("assignment", help="the assignment to collect")
+    collect.add_argument("--student", default=None, help="only this student")
+    collect.add_argument("--update", action="store_true", help="replace a collected submission by a newer one")
+    collect.add_argument("--before-duedate", action="store_true",
+                         help="the newest submission before the due date (the newest if none was)")
+    collect.add_argument("--exchange", type=Path, default=None, help="the exchange root (default: c.Exchange.root)")
     grade = commands.add_parser("grade", help="autograde every submission, generate feedback, export grades.csv")
     grade.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
     grade.add_argument("--student", action="append", help="only this student (repeatable)")
@@ -76,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     mistakes.add_argument("--no-names", action="store_true", help="leave out who failed each test (a page to share)")
     args = parser.parse_args(argv)
 
+    if args.command == "collect":
+        return run_collect(args)
     if args.command == "grade":
         limits = dict(args.limit)
         for name, value in (("submission_seconds", args.submission_timeout), ("time_budget_factor", args.time_budget_factor)):
@@ -115,6 +126,31 @@ def main(argv: list[str] | None = None) -> int:
         failed = [name for name, ok in regenerate_feedback(args.course, args.assignment).items() if not ok]
         say("feedback regenerated" + (f"; failed for {failed}" if failed else ""))
         return 1 if failed else 0
+    return 0
+
+
+def run_collect(args: argparse.Namespace) -> int:
+    """``collect``: run the course's collect, print what it collected, kept and refused; 1 if anything was refused."""
+    from nbgrader.exchange import ExchangeError
+
+    try:
+        report = collect_assignment(args.course, args.assignment, args.student, update=args.update,
+                                    before_duedate=args.before_duedate, exchange_root=args.exchange)
+    except ExchangeError as error:
+        say(f"error: {error}", file=sys.stderr)
+        return 2
+    for student, when in sorted(report.collected.items()):
+        say(f"collected {student}: handed in {when:%Y-%m-%d %H:%M:%S} UTC")
+    for student, why in sorted(report.kept.items()):
+        say(f"kept {student}: {why}")
+    for refusal in report.refused:
+        say(f"REFUSED {refusal.folder!r} (owner {refusal.owner}): {refusal.reason}", file=sys.stderr)
+    if report.refused:
+        say(f"error: {len(report.refused)} inbound submission(s) refused: listed in "
+            f"{Path(args.course) / 'collect_refused.csv'}", file=sys.stderr)
+        return 1
+    if not report.collected and not report.kept:
+        say(f"no submission of {args.assignment} to collect")
     return 0
 
 

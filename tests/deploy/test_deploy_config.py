@@ -105,3 +105,53 @@ def test_values_give_the_same_roles(values):
         assert path == f"/opt/dp-course/deploy/jupyterhub/jupyter/{role}"
         assert (ROLES / role).is_dir(), f"{path} is not in the repository (the image copies it to /opt/dp-course)"
     assert values["hub"]["config"]["Authenticator"]["admin_users"] == [], "instructors must not be hub admins"
+
+
+def test_values_give_each_user_a_uid_of_their_own_and_the_collect_its_owners(values, tmp_path):
+    """Check the pods' uids differ per user and stay the same, the hub records them, and only instructors see the record."""
+    from dpgrader.exchange import owner_name, read_owners_file
+
+    config = Config()
+    namespace = {"c": config}
+    for key in ("dp-course-roles", "dp-course-uids"):  # z2jh runs extraConfig in the order of its keys
+        exec(compile(values["hub"]["extraConfig"][key], f"values.yaml:{key}", "exec"), namespace)  # noqa: S102
+    namespace["OWNERS"] = str(tmp_path / "owners" / "passwd")
+    hook = config.KubeSpawner.pre_spawn_hook
+
+    class Spawner:
+        def __init__(self, name, number):
+            self.user = type("User", (), {"name": name, "id": number})()
+            self.environment = {"DP_EXCHANGE_ROOT": "/srv/nbgrader/exchange"}
+            self.image, self.volumes, self.volume_mounts = "course-image", [], []
+            self.init_containers = [{"name": "block-cloud-metadata"}]  # z2jh's, kept
+
+    spawned = {}
+    for name, number in (("instructor1", 1), ("student1", 2), ("student2", 3), ("student1", 2)):
+        spawned[name] = spawner = Spawner(name, number)
+        hook(spawner)
+        assert spawner.init_containers[0] == {"name": "block-cloud-metadata"}
+        assert spawner.init_containers[1]["command"][-2:] == [name, str(spawner.uid)]  # arguments, not shell text
+        assert {"name": "passwd", "mountPath": "/etc/passwd", "subPath": "passwd", "readOnly": True} in spawner.volume_mounts
+    assert [spawned[n].uid for n in ("instructor1", "student1", "student2")] == [100001, 100002, 100003]
+    assert spawned["instructor1"].environment["DP_EXCHANGE_OWNERS"] == "/srv/nbgrader-owners/passwd"
+    assert "DP_EXCHANGE_OWNERS" not in spawned["student1"].environment
+    owners = read_owners_file(tmp_path / "owners" / "passwd")
+    assert {uid: owner_name(uid, owners) for uid in owners} == {100001: "instructor1", 100002: "student1", 100003: "student2"}
+    with pytest.raises(RuntimeError, match="records student1:100002, not student1:100009"):
+        hook(Spawner("student1", 9))  # a hub database reset would give another id: refused, not recorded twice
+    with pytest.raises(RuntimeError, match="is not one the course's collect accepts"):
+        hook(Spawner("eve:x:100002:100::/:/bin/sh\nmallory", 10))  # no line of its own in the owners file
+    mounts = {m["name"]: m for m in values["singleuser"]["storage"]["extraVolumeMounts"]}
+    assert mounts["nbgrader-exchange"]["subPath"] == "exchange", "students must not mount the owners file's folder"
+
+
+def test_the_instructors_nbgrader_config_runs_the_courses_collect(monkeypatch):
+    from traitlets.config.loader import PyFileConfigLoader
+
+    monkeypatch.setenv("DP_COURSE_ROOT", str(DEPLOY.parent))
+    monkeypatch.setenv("DP_EXCHANGE_OWNERS", "/srv/nbgrader-owners/passwd")
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROLES / "instructor")).load_config()
+    assert config.ExchangeFactory.collect == "dpgrader.exchange.CourseCollect"
+    assert config.CourseCollect.owners_file == "/srv/nbgrader-owners/passwd"
+    course = PyFileConfigLoader("nbgrader_config.py", path=str(DEPLOY.parent)).load_config()
+    assert course.ExchangeFactory.collect == "dpgrader.exchange.CourseCollect" and course.CourseCollect.require_roster is True

@@ -52,9 +52,11 @@ def test_exchange_round_trip_with_the_course_config(tmp_path):
     assert fetched.exists(), f"fetch_assignment did not create {fetched}"
     fetched.write_bytes((REPO_ROOT / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_bytes())
     outputs.append(student_nbgrader(student_home, exchange, "submit", ASSIGNMENT))
-    # instructor: collect keeps the timestamp, autograde, feedback, release it
-    outputs.append(course.nbgrader("collect", ASSIGNMENT))
+    # instructor: the student on the roster (the course's collect takes no one else), collect keeps the
+    # timestamp, autograde, feedback, release it
     student = getpass.getuser()
+    outputs.append(course.nbgrader("db", "student", "add", student))
+    outputs.append(course.nbgrader("collect", ASSIGNMENT))
     submitted = course.root / "submitted" / student / ASSIGNMENT
     assert (submitted / "timestamp.txt").is_file(), f"collect dropped timestamp.txt: {sorted(p.name for p in submitted.iterdir())}"
     outputs.append(course.autograde(ASSIGNMENT))

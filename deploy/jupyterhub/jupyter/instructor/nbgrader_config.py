@@ -13,3 +13,8 @@ load_subconfig(os.path.join(course_root, "nbgrader_config.py"))  # noqa: F821 (p
 c.CourseDirectory.root = course_root
 c.CourseDirectory.course_id = "dp-course"
 c.Exchange.root = os.environ.get("DP_EXCHANGE_ROOT", "/srv/nbgrader/exchange")
+# The course's collect, even with an older copy of the course's file (it sets the same): see dpgrader/exchange/.
+c.ExchangeFactory.collect = "dpgrader.exchange.CourseCollect"
+# On Kubernetes the hub writes who owns which uid here (deploy/kubernetes/values.yaml); unset on one machine.
+if os.environ.get("DP_EXCHANGE_OWNERS"):
+    c.CourseCollect.owners_file = os.environ["DP_EXCHANGE_OWNERS"]
