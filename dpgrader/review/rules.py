@@ -54,6 +54,7 @@ MODULES = {
     "resource": "reads the process's resource usage or changes its limits (resource): can tell check_is_random's "
                 "replay from the real run",
     "psutil": "reads process statistics (psutil): can tell check_is_random's replay from the real run",
+    "mmap": "maps memory or files (mmap): memory shared across a fork lets check_is_random's two runs talk to each other",
     "shutil": "copies, moves or deletes files (shutil)",
     "sqlite3": "opens SQLite databases (the gradebook is one)",
     "socket": "opens network connections (socket)",

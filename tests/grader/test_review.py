@@ -151,6 +151,7 @@ def test_delegation_is_flagged_in_every_form():
     ("import resource\nu = resource.getrusage(resource.RUSAGE_SELF).ru_utime", "introspection", "resource usage"),
     ("import psutil\nn = psutil.Process().num_threads()", "introspection", "psutil"),
     ("from pathlib import Path\nstat = Path('/proc/self/stat').read_text()", "introspection", "'/proc/'"),
+    ("import mmap\nshared = mmap.mmap(-1, 4096)", "introspection", "memory shared across a fork"),
 ])
 def test_introspection_and_process_control_are_flagged(code, kind, words):
     assert_flagged(code, kind, words)
