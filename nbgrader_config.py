@@ -24,6 +24,12 @@ c.CourseDirectory.ignore = [
     "*.bak",
 ]
 
+# A student id outside [A-Za-z0-9._@-] is refused wherever it would enter the gradebook, and formgrader (when it
+# is what reads this file) escapes every name its pages show (dpgrader/formgrader.py, issue 36).
+from dpgrader.formgrader import secure_nbgrader  # noqa: E402
+
+secure_nbgrader()
+
 # The stub students see in a solution cell.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"

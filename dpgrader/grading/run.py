@@ -20,6 +20,7 @@ from dpgrader import sandbox
 from dpgrader.course import Course, notebooks_of
 from dpgrader.grading.export import export_grades
 from dpgrader.grading.intake import irregular_entry
+from dpgrader.ids import valid_student_id
 from dpgrader.grading.limits import GradingLimits
 from dpgrader.grading.merge import merge, record, remove_tree
 from dpgrader.grading.pool import run_tasks
@@ -64,10 +65,10 @@ def find_submissions(root: Path, assignments=None, students=None) -> tuple[list[
             if irregular:
                 refused.append(Outcome(student, assignment, Status.REFUSED,
                                        f"{irregular}: a submission holds regular files only; refused, it scores 0", 0.0))
-            elif PATTERN_CHARACTERS.search(student):
+            elif not valid_student_id(student):  # dpgrader.ids: markup, patterns, "..", spaces
                 refused.append(Outcome(student, assignment, Status.REFUSED,
-                                       "the student id has characters nbgrader reads as a pattern (*?[]): refused, "
-                                       "rename the folder", 0.0))
+                                       "the student id is not 1 to 128 of A-Z a-z 0-9 . _ @ - (not starting with . or -): "
+                                       "refused, rename the folder", 0.0))
             elif folder.is_dir():
                 found.append((student, assignment))
     return found, refused
