@@ -1,4 +1,4 @@
-"""formgrader that runs no script: every name it shows escaped, and no bad student id stored in the gradebook.
+"""Formgrader that runs no script: every name it shows escaped, and no bad student id stored in the gradebook.
 
 nbgrader 0.9's formgrader renders its pages with a Jinja environment that does not escape, so a student
 id, an assignment or a notebook name in a URL (``/formgrader/manage_students/<img src=x onerror=...>``, a
@@ -6,7 +6,9 @@ link anyone can send an instructor) or in the gradebook is markup in the instruc
 :func:`secure_nbgrader` closes that for the process it runs in, once, before formgrader builds its pages:
 
 - its pages (``manage_*``, ``gradebook*``, the error pages) render with ``autoescape=True``. They hold
-  no value meant as HTML: the macros they import return markup that is not escaped twice;
+  no value meant as HTML: the macros they import return markup that is not escaped twice. A value they
+  hand to their script (``var student_id = "{{ student_id }}";``) is written as JSON instead (``|tojson``,
+  :class:`ScriptValuesAsJson`): escaped for a script, and the script gets the name as it is;
 - the page of a submission is the autograded notebook exported by nbconvert, whose environment must not
   escape (the notebook's HTML is the page). The names that page shows (student, first and last name,
   assignment, notebook, path) are escaped in the resources before it renders (:class:`EscapeNames`);
@@ -31,6 +33,7 @@ import re
 import sys
 from pathlib import Path
 
+from jinja2 import BaseLoader
 from markupsafe import escape
 from nbconvert.preprocessors import Preprocessor
 
@@ -43,6 +46,24 @@ PATCHED_JS = ("manage_students.js", "manage_students_notebook_submissions.js")
 NAMES = ("student", "first_name", "last_name", "assignment_id", "notebook_id", "notebook_path", "filename")
 FORMGRADER = "nbgrader.server_extensions.formgrader"
 _DONE = "_dpgrader_secured"
+
+
+# ``var name = "{{ value }}";`` in formgrader's templates: a value handed to the page's script.
+_SCRIPT_VALUE = re.compile(r'(var \w+ = )"\{\{ ([\w.]+) \}\}"')
+
+
+class ScriptValuesAsJson(BaseLoader):
+    """formgrader's templates as ``loader`` reads them, each ``var x = "{{ value }}";`` written ``{{ value|tojson }}``."""
+
+    def __init__(self, loader: BaseLoader):
+        self.loader = loader
+
+    def get_source(self, environment, template):
+        source, filename, uptodate = self.loader.get_source(environment, template)
+        return _SCRIPT_VALUE.sub(r"\1{{ \2|tojson }}", source), filename, uptodate
+
+    def list_templates(self):
+        return self.loader.list_templates()
 
 
 class EscapeNames(Preprocessor):
@@ -90,7 +111,8 @@ def secure_formgrader() -> None:
         def secured(self, webapp):
             init_tornado_settings(self, webapp)
             settings = webapp.settings
-            settings["nbgrader_jinja2_env"] = settings["nbgrader_jinja2_env"].overlay(autoescape=True)
+            env = settings["nbgrader_jinja2_env"]
+            settings["nbgrader_jinja2_env"] = env.overlay(autoescape=True, loader=ScriptValuesAsJson(env.loader))
             settings["nbgrader_exporter"].register_preprocessor(EscapeNames(), enabled=True)
         return secured
 
