@@ -66,6 +66,11 @@ class ScriptValuesAsJson(BaseLoader):
         return self.loader.list_templates()
 
 
+def escaping_environment(env):
+    """``env`` (formgrader's Jinja environment) escaping every value, and writing those its scripts get as JSON."""
+    return env.overlay(autoescape=True, loader=ScriptValuesAsJson(env.loader))
+
+
 class EscapeNames(Preprocessor):
     """Escape, in the resources of formgrader's submission page, every name it shows (:data:`NAMES`)."""
 
@@ -111,8 +116,7 @@ def secure_formgrader() -> None:
         def secured(self, webapp):
             init_tornado_settings(self, webapp)
             settings = webapp.settings
-            env = settings["nbgrader_jinja2_env"]
-            settings["nbgrader_jinja2_env"] = env.overlay(autoescape=True, loader=ScriptValuesAsJson(env.loader))
+            settings["nbgrader_jinja2_env"] = escaping_environment(settings["nbgrader_jinja2_env"])
             settings["nbgrader_exporter"].register_preprocessor(EscapeNames(), enabled=True)
         return secured
 
