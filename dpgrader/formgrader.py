@@ -37,7 +37,7 @@ from jinja2 import BaseLoader
 from markupsafe import escape
 from nbconvert.preprocessors import Preprocessor
 
-from dpgrader.ids import require_student_id, valid_student_id
+from dpgrader.ids import require_student_id
 
 #: nbgrader's JavaScript files that formgrader gets from here instead, changed as each file's first lines say.
 JS_DIR = Path(__file__).resolve().parent / "templates" / "formgrader_js"
@@ -132,10 +132,12 @@ def secure_formgrader() -> None:
     def wrap_put(put):
         @web.authenticated
         def checked(self, student_id):
-            if not valid_student_id(student_id.strip()):
+            try:
+                require_student_id(student_id.strip())
+            except ValueError as error:  # said to the page that sent it (manage_students.js shows it)
                 self.set_status(400)
                 self.set_header("Content-Type", "application/json")
-                self.finish(json.dumps({"message": _refusal(student_id.strip())}))
+                self.finish(json.dumps({"message": f"Student not added: {error}."}))
                 return None
             return put(self, student_id)
         return checked
@@ -143,14 +145,6 @@ def secure_formgrader() -> None:
     _once(FormgradeExtension, "init_tornado_settings", wrap_settings)
     _once(FormgradeExtension, "init_handlers", wrap_handlers)
     _once(apihandlers.StudentHandler, "put", wrap_put)
-
-
-def _refusal(student_id: str) -> str:
-    try:
-        require_student_id(student_id)
-    except ValueError as error:
-        return f"Student not added: {error}."
-    return ""
 
 
 def secure_nbgrader() -> None:
