@@ -245,7 +245,8 @@ def grade_class(
         elif refused:
             setup()
         for outcome in refused:  # 0 points, recorded like any other outcome (after the pre-flight passed)
-            merge(opened[0], outcome.student, outcome.assignment, GradingResult("", outcome.status))
+            if valid_student_id(outcome.student):  # a folder name that is no id stays out of the gradebook
+                merge(opened[0], outcome.student, outcome.assignment, GradingResult("", outcome.status))
             outcomes.append(outcome)
         course.grading_logs.mkdir(parents=True, exist_ok=True)
         for log in scratch_base.glob("worker-*.log"):

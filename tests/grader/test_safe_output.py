@@ -120,8 +120,11 @@ def test_a_hostile_class_graded_from_the_command_line_writes_safe_csv_and_prints
     with open(course.root / "grades.csv", newline="") as handle:
         rows = {row["student_id"]: row for row in csv.DictReader(handle)}
     hostile = rows["eve"]
-    assert rows["'=2+5"]["status"] == Status.REFUSED  # a formula as an id: refused, and neutralized in the file
+    assert {"'=2+5", f"evil{CLEAR}", "=2+5"}.isdisjoint(rows), "a folder name that is no id never enters the gradebook"
+    with open(course.root / "autograded" / "grading_outcomes.csv", newline="") as handle:
+        outcomes = {row["student"]: row for row in csv.DictReader(handle)}
+    # Refused, and recorded: a formula neutralized, an escape sequence kept as data (printed escaped, checked above).
+    assert outcomes["'=2+5"]["status"] == outcomes[f"evil{CLEAR}"]["status"] == Status.REFUSED
     assert hostile["message"].startswith("'=HYPERLINK(\"x\",\"y\").ipynb is not a readable notebook")
     assert "runs a shell command (!echo \\x1b]0,owned\\x07\\x1b[2J" in hostile["flags"]
     assert not any(control in row[key] for row in rows.values() for key in ("flags", "message") for control in CONTROLS)
-    assert rows[f"evil{CLEAR}"]["status"] == Status.REFUSED  # an id is data: kept as it is, shown escaped
