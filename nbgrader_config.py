@@ -30,6 +30,11 @@ c.CourseDirectory.ignore = [
 # What it refuses is printed and appended to collect_refused.csv, and the command exits 1.
 c.ExchangeFactory.collect = "dpgrader.exchange.CourseCollect"
 c.CourseCollect.require_roster = True  # False: any id whose folder its owner made (no roster needed)
+# A student id outside [A-Za-z0-9._@-] is refused wherever it would enter the gradebook, and formgrader (when it
+# is what reads this file) escapes every name its pages show (dpgrader/formgrader.py, issue 36).
+from dpgrader.formgrader import secure_nbgrader  # noqa: E402
+
+secure_nbgrader()
 
 # The stub students see in a solution cell.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}

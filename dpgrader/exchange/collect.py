@@ -10,7 +10,7 @@ that orders submissions and sets late penalties is the student's own ``timestamp
 dpgrader.classroom collect`` all run it). An inbound folder is collected only if
 
 1. its name is ``<student>+<assignment>+<time>+<random>`` with a plain student id
-   (:data:`~dpgrader.exchange.inbound.STUDENT_ID`) and a time not in the future;
+   (:func:`dpgrader.ids.valid_student_id`) and a time not in the future;
 2. the student is on the course's roster (the gradebook's students; ``c.CourseCollect.require_roster``);
 3. the folder belongs to that student (``lstat``'s uid, named by the system or by
    ``c.CourseCollect.owners_file``; ``c.ExchangeCollect.check_owner = False`` turns this off, unsafely);

@@ -4,7 +4,7 @@ A folder in the exchange's ``inbound/`` is made by whoever can write there, whic
 its name (``<student>+<assignment>+<time>+<random>``), the time in it and the ``timestamp.txt``
 inside it are the student's to choose. Nothing here trusts them:
 
-- :func:`parse_inbound_name` reads the name strictly (a student id of :data:`STUDENT_ID` only, no
+- :func:`parse_inbound_name` reads the name strictly (a student id of :func:`dpgrader.ids.valid_student_id` only, no
   markup, no space, no ``+``), and :func:`require_not_future` refuses a time ahead of the clock;
 - :func:`snapshot` walks the whole tree with ``lstat`` (no link followed) and refuses anything that
   is not a plain folder or a plain file with one link, or owned by someone else than the folder;
@@ -21,15 +21,13 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import re
 import stat
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-#: A student id the collect accepts: letters, digits, ``.``, ``_``, ``@``, ``-``; the first one a letter or digit
-#: (no ``.``/``..``, no hidden folder, nothing a shell, a glob or a page reads as more than a name).
-STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,99}")
+from dpgrader.ids import valid_student_id
+
 
 #: What an inbound submission may hold at most (entries of its tree), whatever its size.
 MAX_ENTRIES = 1000
@@ -69,17 +67,18 @@ class Snapshot:
 
 
 def require_student_id(student: str) -> str:
-    """``student`` if it is a student id the course accepts (:data:`STUDENT_ID`), else :class:`Refused`.
+    """``student`` if it is a student id the course accepts (:func:`dpgrader.ids.valid_student_id`), else :class:`Refused`.
 
     >>> require_student_id("alice.b@uni-x")
     'alice.b@uni-x'
     >>> require_student_id("<img src=x onerror=alert(1)>")
     Traceback (most recent call last):
     ...
-    dpgrader.exchange.inbound.Refused: the student id '<img src=x onerror=alert(1)>' is not letters, digits, '.', '_', '@', '-' (starting with a letter or digit)
+    dpgrader.exchange.inbound.Refused: the student id '<img src=x onerror=alert(1)>' is not 1 to 128 of letters, digits, '.', '_', '@', '-' (not starting with '.' or '-')
     """
-    if not STUDENT_ID.fullmatch(student):
-        raise Refused(f"the student id {student!r} is not letters, digits, '.', '_', '@', '-' (starting with a letter or digit)")
+    if not valid_student_id(student):
+        raise Refused(f"the student id {student!r} is not 1 to 128 of letters, digits, '.', '_', '@', '-' "
+                      "(not starting with '.' or '-')")
     return student
 
 

@@ -20,6 +20,7 @@ from dpgrader import sandbox
 from dpgrader.course import Course, notebooks_of
 from dpgrader.grading.export import export_grades
 from dpgrader.grading.intake import irregular_entry
+from dpgrader.ids import valid_student_id
 from dpgrader.grading.limits import GradingLimits
 from dpgrader.grading.merge import merge, record, remove_tree
 from dpgrader.grading.pool import run_tasks
@@ -64,10 +65,10 @@ def find_submissions(root: Path, assignments=None, students=None) -> tuple[list[
             if irregular:
                 refused.append(Outcome(student, assignment, Status.REFUSED,
                                        f"{irregular}: a submission holds regular files only; refused, it scores 0", 0.0))
-            elif PATTERN_CHARACTERS.search(student):
+            elif not valid_student_id(student):  # dpgrader.ids: markup, patterns, "..", spaces
                 refused.append(Outcome(student, assignment, Status.REFUSED,
-                                       "the student id has characters nbgrader reads as a pattern (*?[]): refused, "
-                                       "rename the folder", 0.0))
+                                       "the student id is not 1 to 128 of A-Z a-z 0-9 . _ @ - (not starting with . or -): "
+                                       "refused, rename the folder", 0.0))
             elif folder.is_dir():
                 found.append((student, assignment))
     return found, refused
@@ -244,7 +245,8 @@ def grade_class(
         elif refused:
             setup()
         for outcome in refused:  # 0 points, recorded like any other outcome (after the pre-flight passed)
-            merge(opened[0], outcome.student, outcome.assignment, GradingResult("", outcome.status))
+            if valid_student_id(outcome.student):  # a folder name that is no id stays out of the gradebook
+                merge(opened[0], outcome.student, outcome.assignment, GradingResult("", outcome.status))
             outcomes.append(outcome)
         course.grading_logs.mkdir(parents=True, exist_ok=True)
         for log in scratch_base.glob("worker-*.log"):

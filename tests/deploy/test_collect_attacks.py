@@ -196,7 +196,7 @@ def test_forged_linked_and_backdated_submissions_are_refused_or_recorded_at_the_
     assert "named for 'alice' but belongs to 'mallory'" in refused[f"alice+{ASSIGNMENT}+{now}+y"]["reason"]
     assert "not a student of the gradebook" in refused[f"zed+{ASSIGNMENT}+{now}+m"]["reason"]
     for bad_id in ("<img src=x onerror=alert(1)>", "alice smith"):
-        assert "is not letters, digits" in refused[f"{bad_id}+{ASSIGNMENT}+{now}+m"]["reason"]
+        assert "is not 1 to 128 of letters, digits" in refused[f"{bad_id}+{ASSIGNMENT}+{now}+m"]["reason"]
     assert "is a symbolic link" in refused[f"mallory+{ASSIGNMENT}+{now}+link"]["reason"]
     assert "is a hard link" in refused[f"mallory+{ASSIGNMENT}+{now}+hard"]["reason"]
     assert len(refused) == 7, sorted(refused)

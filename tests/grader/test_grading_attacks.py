@@ -30,6 +30,7 @@ from pathlib import Path
 import nbformat
 import psutil
 import pytest
+from nbgrader.api import MissingEntry
 from helpers.checks import autograded_points
 
 from dpgrader import Course, notebooks_of
@@ -216,7 +217,7 @@ def attacked(tmp_path_factory):
     students = {
         "ada": nbformat.read(str(SOURCE), as_version=4),  # honest: the reference
         "bob": _partial(course),  # honest: two exercises
-        "$(touch pwned)": nbformat.read(str(SOURCE), as_version=4),  # shell characters: graded as herself
+        "$(touch pwned)": nbformat.read(str(SOURCE), as_version=4),  # shell characters: not an id, refused, nothing run
         "frame_quoter": _frame_quoter(course),
     }
     for attack in ATTACKS:
@@ -299,7 +300,7 @@ def test_honest_students_get_exactly_their_grade(attacked):
     assert _score(course, "bob") == PARTIAL and outcomes["bob", ASSIGNMENT].status == Status.OK
     assert _score(course, "x1") == FULL and outcomes["x1", ASSIGNMENT].status == Status.OK
     shell = outcomes["$(touch pwned)", ASSIGNMENT]
-    assert shell.status == Status.OK and _score(course, "$(touch pwned)") == FULL
+    assert shell.status == Status.REFUSED and "rename the folder" in shell.message, shell  # dpgrader.ids
     assert not list(course.root.rglob("pwned"))
     assert all(o.sandboxed for o in outcomes.values())
 
@@ -340,9 +341,13 @@ def test_channel_attacks_are_refused_clearly(attacked):
     for student in ("symlinked_notebook", "symlinked_folder", "x[1]"):
         outcome = outcomes[student, ASSIGNMENT]
         assert outcome.status in (Status.REFUSED, Status.MISSING), outcome
-        assert _score(course, student) == 0.0
+        if student == "x[1]":  # no student id: recorded as refused, never in the gradebook
+            with pytest.raises(MissingEntry):
+                _score(course, student)
+        else:
+            assert _score(course, student) == 0.0
     assert "symbolic link" in outcomes["symlinked_folder", ASSIGNMENT].message
-    assert "pattern" in outcomes["x[1]", ASSIGNMENT].message
+    assert "A-Z a-z 0-9 . _ @ -" in outcomes["x[1]", ASSIGNMENT].message
     assert outcomes["too_many_cells", ASSIGNMENT].status == Status.TOO_LARGE
     assert _score(course, "too_many_cells") == 0.0
 

@@ -88,21 +88,22 @@ def test_a_review_flag_quoting_escape_sequences_is_one_escaped_line(tmp_path):
 
 @pytest.mark.pipeline
 def test_a_hostile_class_graded_from_the_command_line_writes_safe_csv_and_prints_no_escape(tmp_path, capfd):
-    """The student ``=2+5`` hands in her notebook with a shell command quoting escape sequences, and a second notebook
-    named ``=HYPERLINK("x","y").ipynb`` (a path cannot hold the ``//`` of a URL); the student folder ``evil<ESC>[2J``
-    is refused. Graded with ``python -m dpgrader.classroom grade`` (sandbox on): no field of grades.csv, of the
+    """The student ``eve`` hands in her notebook with a shell command quoting escape sequences, and a second notebook
+    named ``=HYPERLINK("x","y").ipynb`` (a path cannot hold the ``//`` of a URL); the student folders ``=2+5`` and
+    ``evil<ESC>[2J`` are refused (not ids, :mod:`dpgrader.ids`) and written to the CSV files all the same. Graded with ``python -m dpgrader.classroom grade`` (sandbox on): no field of grades.csv, of the
     outcomes or of the mistakes CSV starts with a formula character, and nothing printed holds an ESC or a BEL."""
     course = Course.from_repo(tmp_path / "course", [ASSIGNMENT])
     release = course.generate_assignment(ASSIGNMENT)
     notebook = nbformat.read(str(notebooks_of(release)[0]), as_version=4)
     notebook.cells.insert(2, nbformat.v4.new_code_cell(f"!echo {TITLE}{CLEAR} > /dev/null"))
-    folder = course.root / "submitted" / "=2+5" / ASSIGNMENT
+    folder = course.root / "submitted" / "eve" / ASSIGNMENT
     folder.mkdir(parents=True)
     nbformat.write(notebook, str(folder / SOURCE.name))
     (folder / '=HYPERLINK("x","y").ipynb').write_text("=1+1")  # not JSON: graded 0 as unreadable, named in the message
-    refused = course.root / "submitted" / f"evil{CLEAR}" / ASSIGNMENT
-    refused.mkdir(parents=True)
-    nbformat.write(notebook, str(refused / SOURCE.name))
+    for student in ("=2+5", f"evil{CLEAR}"):
+        refused = course.root / "submitted" / student / ASSIGNMENT
+        refused.mkdir(parents=True)
+        nbformat.write(notebook, str(refused / SOURCE.name))
     main(["--course", str(course.root), "grade", "--workers", "2"])
     printed = capfd.readouterr()
     assert "\x1b" not in printed.out + printed.err and "\x07" not in printed.out + printed.err
@@ -118,8 +119,12 @@ def test_a_hostile_class_graded_from_the_command_line_writes_safe_csv_and_prints
     assert not [field for field in fields if field.startswith(FORMULA_START)]
     with open(course.root / "grades.csv", newline="") as handle:
         rows = {row["student_id"]: row for row in csv.DictReader(handle)}
-    hostile = rows["'=2+5"]
+    hostile = rows["eve"]
+    assert {"'=2+5", f"evil{CLEAR}", "=2+5"}.isdisjoint(rows), "a folder name that is no id never enters the gradebook"
+    with open(course.root / "autograded" / "grading_outcomes.csv", newline="") as handle:
+        outcomes = {row["student"]: row for row in csv.DictReader(handle)}
+    # Refused, and recorded: a formula neutralized, an escape sequence kept as data (printed escaped, checked above).
+    assert outcomes["'=2+5"]["status"] == outcomes[f"evil{CLEAR}"]["status"] == Status.REFUSED
     assert hostile["message"].startswith("'=HYPERLINK(\"x\",\"y\").ipynb is not a readable notebook")
     assert "runs a shell command (!echo \\x1b]0,owned\\x07\\x1b[2J" in hostile["flags"]
     assert not any(control in row[key] for row in rows.values() for key in ("flags", "message") for control in CONTROLS)
-    assert rows[f"evil{CLEAR}"]["status"] == Status.REFUSED  # an id is data: kept as it is, shown escaped
