@@ -7,6 +7,7 @@ and the tests that prove the harness fails loudly (``tests/notebooks/test_harnes
 from __future__ import annotations
 
 import ast
+import html
 import inspect
 import json
 import re
@@ -86,6 +87,52 @@ def secret_lines(notebook: nbformat.NotebookNode) -> set[str]:
             else:
                 (secret if inside or whole_cell else visible).add(stripped)
     return {line for line in secret - visible if len(line) >= 12 and not line.startswith("#")}
+
+
+def hidden_test_lines(notebook: nbformat.NotebookNode) -> set[str]:
+    """Distinctive code lines of the hidden tests (12 characters or more, not comments) that no visible line shows."""
+    hidden, visible = set(), set()
+    for cell in notebook.cells:
+        inside = False
+        for line in cell.source.splitlines():
+            stripped = line.strip()
+            if MARKERS[2] in stripped:
+                inside = True
+            elif MARKERS[3] in stripped:
+                inside = False
+            else:
+                (hidden if inside else visible).add(stripped)
+    return {line for line in hidden - visible if len(line) >= 12 and not line.startswith("#")}
+
+
+def _page_text(page: str) -> str:
+    """The text a feedback page shows: its tags dropped, entities decoded (``&quot;`` is a quote)."""
+    return html.unescape(re.sub(r"<[^>]*>", "", page))
+
+
+def feedback_problems(autograded: nbformat.NotebookNode, page: str, source: nbformat.NotebookNode,
+                      student: str = "") -> list[str]:
+    """What a student's feedback page gets wrong: a failure message of the autograded notebook that the page
+    does not show whole, an error without a message (an empty error box), or a line of a hidden test's code.
+
+    A hidden-test line the student's own cells also hold is the student's, not a leak.
+    """
+    text, problems = _page_text(page), []
+    for cell in autograded.cells:
+        name = cell.metadata.get("nbgrader", {}).get("grade_id") or "a cell without grade_id"
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            if output.get("output_type") != "error":
+                continue
+            message = str(output.get("evalue", "")).strip()
+            if not message:
+                problems.append(f"{student}: {name} failed with {output.get('ename')} and no message (an empty error box)")
+            elif message not in text:
+                problems.append(f"{student}: {name}: the feedback does not show the failure message whole: {message!r}")
+    own = {line.strip() for cell in autograded.cells
+           if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution") for line in cell.source.splitlines()}
+    problems += [f"{student}: the feedback shows a line of a hidden test: {line}"
+                 for line in sorted(hidden_test_lines(source) - own) if line in text]
+    return problems
 
 
 def _released_text(release: Path) -> str:
