@@ -308,6 +308,7 @@ def raised_by_the_tests(traceback: list[str], cells: dict[int, NotebookNode]) ->
 
 
 MESSAGE_WITHHELD = "[the message is not shown: it quoted the course's hidden tests or solutions]"
+NO_MESSAGE = "[raised without a message]"
 
 
 class HideHiddenTests(ClearHiddenTests):
@@ -327,7 +328,9 @@ class HideHiddenTests(ClearHiddenTests):
     Only a line of it that quotes hidden-test code (:func:`message_secrets`), which a value the
     student's code made could smuggle in, is removed. A message raised anywhere else (the student's
     code, a library it called) is scrubbed of every secret line, as every other output. A message
-    that loses every line says so (:data:`MESSAGE_WITHHELD`): no error box is left empty.
+    that loses every line says so (:data:`MESSAGE_WITHHELD`), and so does an error raised without
+    one (:data:`NO_MESSAGE`, as an exercise not done yet raises ``NotImplementedError()``): no error
+    box is left empty.
 
     In every cell, test or not: any output line that quotes a line of a hidden test, a
     reference solution or a mark scheme of the source notebook (:func:`secret_lines`) is
@@ -425,14 +428,15 @@ class HideHiddenTests(ClearHiddenTests):
         traceback = output.get("traceback", [])
         ours = raised_by_the_tests(traceback, self._cells)
         evalue, removed = scrub(str(output.get("evalue", "")), self._message_secrets if ours else self._secrets)
-        if removed and not evalue.strip():
-            evalue = MESSAGE_WITHHELD
+        if not evalue.strip():  # never an empty error box
+            evalue = MESSAGE_WITHHELD if removed else NO_MESSAGE
         ename, dropped = scrub(str(output.get("ename", "Error")), self._secrets)
         ename = ename if not dropped and ename.strip() else "Error"
-        frames = [scrub(line, self._secrets) for line in student_frames(traceback, self._cells)]
         error = error_output(ename, evalue)
-        error.traceback = [line for line, _ in frames if line] + error.traceback
-        return error, removed + dropped + sum(n for _, n in frames)
+        # The frames quote the student's own cells (never a test cell, never the traceback's text): a line of theirs
+        # that equals the reference solution's is theirs to see.
+        error.traceback = student_frames(traceback, self._cells) + error.traceback
+        return error, removed + dropped
 
 
 

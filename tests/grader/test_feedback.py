@@ -306,3 +306,20 @@ def test_a_message_raised_elsewhere_is_scrubbed_and_never_leaves_an_empty_box(fr
     assert error.traceback[-1] == "AssertionError: [the message is not shown: it quoted the course's hidden tests or solutions]"
     assert not any("default_rng" in line for line in error.traceback)
     assert "output line(s) removed from this feedback" in note.text
+
+
+def test_the_students_own_line_is_shown_even_when_the_reference_has_it_too():
+    hide, test = _graded("Probabilities contain NaN", _frame(2, 5), _frame(1, 2, "f"))
+    test.outputs[0].ename = "ValueError"
+    test, _ = hide.preprocess_cell(test, {}, 1)
+    (error,) = test.outputs
+    assert error.traceback[1:] == ["  cell f_solution, line 2, in f:", "    rng = np.random.default_rng(rng)",
+                                   "ValueError: Probabilities contain NaN"]
+
+
+def test_an_error_raised_without_a_message_says_so():
+    hide, test = _graded("", _frame(2, 5), _frame(1, 3, "f"))
+    test.outputs[0].ename = "NotImplementedError"
+    test, _ = hide.preprocess_cell(test, {}, 1)
+    (error,) = test.outputs
+    assert error.traceback[-1] == "NotImplementedError: [raised without a message]"

@@ -90,8 +90,9 @@ def secret_lines(notebook: nbformat.NotebookNode) -> set[str]:
 
 
 def hidden_test_lines(notebook: nbformat.NotebookNode) -> set[str]:
-    """Distinctive code lines of the hidden tests (12 characters or more, not comments) that no visible line shows."""
-    hidden, visible = set(), set()
+    """Distinctive code lines of the hidden tests (12 characters or more, not comments) that no visible text shows
+    (a hidden line may repeat a visible one, or a part of one)."""
+    hidden, visible = set(), []
     for cell in notebook.cells:
         inside = False
         for line in cell.source.splitlines():
@@ -100,9 +101,12 @@ def hidden_test_lines(notebook: nbformat.NotebookNode) -> set[str]:
                 inside = True
             elif MARKERS[3] in stripped:
                 inside = False
+            elif inside:
+                hidden.add(stripped)
             else:
-                (hidden if inside else visible).add(stripped)
-    return {line for line in hidden - visible if len(line) >= 12 and not line.startswith("#")}
+                visible.append(line)
+    shown = "\n".join(visible)
+    return {line for line in hidden if len(line) >= 12 and not line.startswith("#") and line not in shown}
 
 
 def _page_text(page: str) -> str:
@@ -113,26 +117,34 @@ def _page_text(page: str) -> str:
 def feedback_problems(autograded: nbformat.NotebookNode, page: str, source: nbformat.NotebookNode,
                       student: str = "") -> list[str]:
     """What a student's feedback page gets wrong: a failure message of the autograded notebook that the page
-    does not show whole, an error without a message (an empty error box), or a line of a hidden test's code.
+    does not show whole, a test that failed without a message the page fills in (an empty error box), or a
+    line of a hidden test's code.
 
     A hidden-test line the student's own cells also hold is the student's, not a leak.
     """
+    from dpgrader.preprocessors.feedback import NO_MESSAGE
+
     text, problems = _page_text(page), []
     for cell in autograded.cells:
-        name = cell.metadata.get("nbgrader", {}).get("grade_id") or "a cell without grade_id"
+        meta = cell.metadata.get("nbgrader", {})
+        name = meta.get("grade_id") or "a cell without grade_id"
         for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
             if output.get("output_type") != "error":
                 continue
             message = str(output.get("evalue", "")).strip()
-            if not message:
-                problems.append(f"{student}: {name} failed with {output.get('ename')} and no message (an empty error box)")
-            elif message not in text:
+            if message and message not in text:
                 problems.append(f"{student}: {name}: the feedback does not show the failure message whole: {message!r}")
-    own = {line.strip() for cell in autograded.cells
-           if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution") for line in cell.source.splitlines()}
+            elif not message and meta.get("grade") and f"{output.get('ename')}: {NO_MESSAGE}" not in text:
+                problems.append(f"{student}: {name} failed with {output.get('ename')} and no message (an empty error box)")
+    own = "\n".join(cell.source for cell in autograded.cells if cell.cell_type == "code" and not _is_graded(cell))
     problems += [f"{student}: the feedback shows a line of a hidden test: {line}"
-                 for line in sorted(hidden_test_lines(source) - own) if line in text]
+                 for line in sorted(hidden_test_lines(source)) if line in text and line not in own]
     return problems
+
+
+def _is_graded(cell) -> bool:
+    """Whether a cell is graded by nbgrader (a test cell or a graded answer)."""
+    return bool(cell.metadata.get("nbgrader", {}).get("grade"))
 
 
 def _released_text(release: Path) -> str:
