@@ -8,6 +8,7 @@ formgrader, for the instructor, and out of the student's feedback.
 
 from __future__ import annotations
 
+import ast
 import base64
 import binascii
 import html
@@ -126,6 +127,30 @@ def secret_lines(sources: list[str]) -> set[str]:
             if line.strip() and kind in (LineKind.HIDDEN, LineKind.VISIBLE):
                 (secret if kind is LineKind.HIDDEN else public).add(line.strip())
     return {line for line in secret - public if len(line) >= MIN_SECRET_LENGTH}
+
+
+def _string_literals(source: str) -> list[str]:
+    """The string constants of a cell's code, f-strings' constant parts included (none if it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    return [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+
+
+def message_secrets(sources: list[str]) -> set[str]:
+    """The lines a failure message the course's tests raised must not quote: hidden-test *code*.
+
+    These are the lines of :func:`secret_lines` inside hidden-test regions (not solutions or mark schemes:
+    neither is in the grading kernel, so no value a message quotes can hold them), without those that
+    a string literal of the notebook contains: a message or hint the course wrote for students, split
+    over lines (``"two calls of ..., rng=np.random.default_rng(2024))"``), is theirs to read.
+    What is left can reach a course message only through a value the student's code made (a type's
+    name, a dict's keys); :class:`HideHiddenTests` removes the lines that quote it.
+    """
+    hidden = {line.strip() for text in sources for line, kind in mark_lines(text) if kind is LineKind.HIDDEN}
+    literals = [literal for text in sources for literal in _string_literals(text)]
+    return {line for line in hidden & secret_lines(sources) if not any(line in literal for literal in literals)}
 
 
 def scrub(text: str, secrets: set[str]) -> tuple[str, int]:
@@ -251,6 +276,41 @@ def student_frames(traceback: list[str], cells: dict[int, NotebookNode]) -> list
     return [STUDENT_FRAMES_HEADING, *frames] if frames else []
 
 
+_FILE_FRAME = re.compile(r"^File (?P<path>.+?):\d+(?:, in |$)")
+CHECK_FILES = re.compile(r"(?:^|[/\\])dplib[/\\]testing[/\\][A-Za-z_]\w*\.py$")  # dplib.testing: the course's checks
+
+
+def raised_by_the_tests(traceback: list[str], cells: dict[int, NotebookNode]) -> bool:
+    """Whether an error was raised by the course's own test code: an ``assert ..., message`` of a test cell or a
+    :mod:`dplib.testing` check's ``fail``. Every frame of the IPython ``traceback`` is then a test cell's
+    (``cells`` maps execution counts to code cells, as for :func:`student_frames`) or a ``dplib/testing/`` file's;
+    a frame in the student's code, in another library, or that names no cell makes it not the tests' own.
+    A traceback with no frame (none recorded) is not the tests' either.
+    """
+    frames = 0
+    for entry in traceback:
+        head = _ANSI.sub("", str(entry)).strip().split("\n", 1)[0]
+        if head.startswith("Cell In["):
+            match = _CELL_FRAME.match(head)
+            cell = cells.get(int(match.group("count"))) if match else None
+            if cell is None or not is_test_cell(cell):
+                return False
+        elif head.startswith("File "):
+            match = _FILE_FRAME.match(head)
+            if not (match and CHECK_FILES.search(match.group("path"))):
+                return False
+        elif head.startswith(("Input In", "<ipython-input")):  # older IPython frames: never trusted
+            return False
+        else:
+            continue
+        frames += 1
+    return frames > 0
+
+
+MESSAGE_WITHHELD = "[the message is not shown: it quoted the course's hidden tests or solutions]"
+NO_MESSAGE = "[raised without a message]"
+
+
 class HideHiddenTests(ClearHiddenTests):
     """Feedback shows which tests passed, their points and the failure message, never hidden test code.
 
@@ -260,6 +320,17 @@ class HideHiddenTests(ClearHiddenTests):
     IPython traceback also quotes the failing lines of the test, which may be hidden); other
     outputs (what the student's function printed while hidden tests called it, which
     may show their inputs) are dropped.
+
+    The failure message is the student's by construction when the course's tests raised it
+    (:func:`raised_by_the_tests`: an ``assert ..., message`` in a test cell or a ``dplib.testing``
+    check's ``fail``): the course writes those messages for students, and whatever they say
+    (a hint naming the idiom ``rng = np.random.default_rng(rng)``, an expected value) is shown whole.
+    Only a line of it that quotes hidden-test code (:func:`message_secrets`), which a value the
+    student's code made could smuggle in, is removed. A message raised anywhere else (the student's
+    code, a library it called) is scrubbed of every secret line, as every other output. A message
+    that loses every line says so (:data:`MESSAGE_WITHHELD`), and so does an error raised without
+    one (:data:`NO_MESSAGE`, as an exercise not done yet raises ``NotImplementedError()``): no error
+    box is left empty.
 
     In every cell, test or not: any output line that quotes a line of a hidden test, a
     reference solution or a mark scheme of the source notebook (:func:`secret_lines`) is
@@ -274,16 +345,19 @@ class HideHiddenTests(ClearHiddenTests):
     ).tag(config=True)
 
     _secrets: frozenset[str] = frozenset()  # until preprocess() reads the source notebook
+    _message_secrets: frozenset[str] = frozenset()  # the hidden-test code a course message must not quote
     _cells: dict[int, NotebookNode] = {}  # execution count -> code cell, set by preprocess()
 
     def preprocess(self, nb: NotebookNode, resources: dict):
-        self._secrets = self._load_secrets(resources)
+        sources = self._load_sources(resources)
+        self._secrets, self._message_secrets = secret_lines(sources), message_secrets(sources)
         counts = [cell.get("execution_count") for cell in nb.cells if cell.cell_type == "code"]
         self._cells = {cell.execution_count: cell for cell in nb.cells  # a count seen twice (a restart) names no cell
                        if cell.cell_type == "code" and cell.get("execution_count") and counts.count(cell.execution_count) == 1}
         return super().preprocess(nb, resources)
 
-    def _load_secrets(self, resources: dict) -> set[str]:
+    def _load_sources(self, resources: dict) -> list[str]:
+        """The cell sources of the source notebook: from the gradebook and from the course's source folder."""
         texts = []
         meta = resources.get("nbgrader") or {}
         if "db_url" in meta:
@@ -296,7 +370,7 @@ class HideHiddenTests(ClearHiddenTests):
             texts += [cell.source for cell in nbformat_read(str(folder / f"{meta['notebook']}.ipynb"), as_version=4).cells]
         except Exception as error:  # no source notebook here: the gradebook's hidden tests still count
             self.log.warning("Feedback: source notebook not read (%s); scrubbing hidden tests only", error)
-        return secret_lines(texts)
+        return texts
 
     def _scrub_outputs(self, cell: NotebookNode) -> None:
         removed = 0
@@ -311,6 +385,8 @@ class HideHiddenTests(ClearHiddenTests):
                 lines = [scrub(line, self._secrets) for line in output.traceback]
                 output.traceback = [line for line, _ in lines]
                 removed += sum(n for _, n in lines)
+                if not "".join(output.traceback).strip():  # never an empty error box
+                    output.traceback = [f"{output.get('ename', 'Error')}: {output.get('evalue') or MESSAGE_WITHHELD}"]
             for key, value in (output.get("data") or {}).items():
                 if isinstance(value, str) and (key.startswith("text/") or key.endswith("json")):
                     output.data[key], n = scrub(value, self._secrets)
@@ -323,6 +399,10 @@ class HideHiddenTests(ClearHiddenTests):
             else:
                 kept.append(output)
         cell.outputs = kept
+        self._note_removed(cell, removed)
+
+    @staticmethod
+    def _note_removed(cell: NotebookNode, removed: int) -> None:
         if removed:
             cell.outputs.append(NotebookNode(output_type="stream", name="stdout", text=(
                 f"[{removed} output line(s) removed from this feedback (an image counts as one line): they quote "
@@ -337,15 +417,26 @@ class HideHiddenTests(ClearHiddenTests):
         cell.source = "\n".join(
             line[: len(line) - len(line.lstrip())] + self.placeholder if kind is LineKind.OPEN else line
             for line, kind in mark_lines(cell.source, regions) if kind in (LineKind.OPEN, LineKind.VISIBLE))
-        cell.outputs = [self._error_shown(output) for output in cell.get("outputs", []) if output.output_type == "error"]
-        self._scrub_outputs(cell)
+        shown = [self._error_shown(output) for output in cell.get("outputs", []) if output.output_type == "error"]
+        cell.outputs = [error for error, _ in shown]
+        self._note_removed(cell, sum(removed for _, removed in shown))
         return cell, resources
 
-    def _error_shown(self, output: NotebookNode) -> NotebookNode:
-        """A test cell's error as feedback shows it: the frames in the student's own cells, then ``ename: evalue``."""
-        error = error_output(output.get("ename", "Error"), str(output.get("evalue", "")))
-        error.traceback = student_frames(output.get("traceback", []), self._cells) + error.traceback
-        return error
+    def _error_shown(self, output: NotebookNode) -> tuple[NotebookNode, int]:
+        """A test cell's error as feedback shows it, and how many lines it lost: the frames in the student's own
+        cells, then ``ename: evalue`` (whole when the tests raised it; see the class's docstring)."""
+        traceback = output.get("traceback", [])
+        ours = raised_by_the_tests(traceback, self._cells)
+        evalue, removed = scrub(str(output.get("evalue", "")), self._message_secrets if ours else self._secrets)
+        if not evalue.strip():  # never an empty error box
+            evalue = MESSAGE_WITHHELD if removed else NO_MESSAGE
+        ename, dropped = scrub(str(output.get("ename", "Error")), self._secrets)
+        ename = ename if not dropped and ename.strip() else "Error"
+        error = error_output(ename, evalue)
+        # The frames quote the student's own cells (never a test cell, never the traceback's text): a line of theirs
+        # that equals the reference solution's is theirs to see.
+        error.traceback = student_frames(traceback, self._cells) + error.traceback
+        return error, removed + dropped
 
 
 

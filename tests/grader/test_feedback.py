@@ -209,3 +209,117 @@ def test_hide_hidden_tests_keeps_visible_code_and_the_message_only():
     assert cell.source.startswith('"""Check that f works."""\nassert f(1) == 1\n# ... hidden tests ran here')
     assert cell.source.endswith("print('done')")
     assert [(o.output_type, o.traceback) for o in cell.outputs] == [("error", ["AssertionError: f(2) should be 4"])]
+
+
+# --- the message a test raised is the student's: kept whole (issue 37) --------------------------------------
+
+HINT = "draw every number from rng = np.random.default_rng(rng), not from numpy's global generator."
+SOLUTION_CELL = ("def f(x, rng=None):\n    ### BEGIN SOLUTION\n    rng = np.random.default_rng(rng)\n"
+                 "    return x + rng.normal()\n    ### END SOLUTION")
+TEST_CELL = ('"""Check that f draws from rng."""\nassert f(1) != f(1)\n### BEGIN HIDDEN TESTS\n'
+             "first, again = f(3, rng=np.random.default_rng(2024)), f(3, rng=np.random.default_rng(2024))\n"
+             'assert first == again, ("two calls of f with generators of the same seed differ: "\n'
+             f'                        "{HINT}")\n'
+             "### END HIDDEN TESTS")
+MESSAGE = f"two calls of f with generators of the same seed differ: {HINT}"
+HIDDEN_CODE = "first, again = f(3, rng=np.random.default_rng(2024)), f(3, rng=np.random.default_rng(2024))"
+
+
+def _frame(count: int, line: int, function: str = "") -> str:
+    """A frame of a cell as IPython 9 writes it (ANSI colours included)."""
+    where = f", in \x1b[36m{function}\x1b[39m" if function else ""
+    return f"\x1b[36mCell\x1b[39m\x1b[36m \x1b[39m\x1b[32mIn[{count}]\x1b[39m\x1b[32m, line {line}\x1b[39m{where}\n"
+
+
+def _file_frame(path: str, function: str) -> str:
+    return f"File \x1b[32m{path}:47\x1b[39m, in \x1b[36m{function}\x1b[39m\x1b[34m(message, hint)\x1b[39m\n"
+
+
+def _graded(evalue: str, *frames: str):
+    """The solution and the test cell of a made-up notebook, the test failed with ``evalue`` after ``frames``;
+    and a HideHiddenTests that read the notebook's secrets (as ``preprocess`` does from the source notebook)."""
+    from nbformat.v4 import new_code_cell, new_output
+
+    from dpgrader.preprocessors import HideHiddenTests, message_secrets, secret_lines
+
+    solution = new_code_cell(SOLUTION_CELL.replace("    ### BEGIN SOLUTION\n", "").replace("\n    ### END SOLUTION", ""),
+                             execution_count=1, metadata={"nbgrader": {"grade_id": "f_solution", "solution": True}})
+    test = new_code_cell(TEST_CELL, execution_count=2, metadata={
+        "nbgrader": {"grade_id": "test_f", "solution": False, "grade": True, "points": 2}})
+    traceback = ["\x1b[31m-----\x1b[39m", "\x1b[31mAssertionError\x1b[39m    Traceback (most recent call last)",
+                 *frames, f"\x1b[31mAssertionError\x1b[39m: {evalue}"]
+    test.outputs = [new_output("error", ename="AssertionError", evalue=evalue, traceback=traceback)]
+    hide = HideHiddenTests()
+    hide._secrets = secret_lines([SOLUTION_CELL, TEST_CELL])
+    hide._message_secrets = message_secrets([SOLUTION_CELL, TEST_CELL])
+    hide._cells = {1: solution, 2: test}
+    return hide, test
+
+
+def test_the_secrets_hold_the_solution_line_the_message_quotes():
+    from dpgrader.preprocessors import message_secrets, scrub, secret_lines
+
+    secrets = secret_lines([SOLUTION_CELL, TEST_CELL])
+    assert "rng = np.random.default_rng(rng)" in secrets and HIDDEN_CODE in secrets  # why the message was removed
+    kept_out = message_secrets([SOLUTION_CELL, TEST_CELL])
+    assert HIDDEN_CODE in kept_out, "hidden-test code stays out of every message"
+    assert "rng = np.random.default_rng(rng)" not in kept_out, "a solution line is not in the grading kernel"
+    assert scrub(MESSAGE, secrets)[1] == 1, "the scrub of every secret takes the message for a secret"
+    assert scrub(MESSAGE, kept_out) == (MESSAGE, 0), "the scrub of a test's message keeps it whole"
+
+
+@pytest.mark.parametrize("frames", [
+    pytest.param((_frame(2, 5),), id="assert_in_the_test_cell"),
+    pytest.param((_frame(2, 5), _file_frame("/opt/venv/lib/python3.11/site-packages/dplib/testing/checks.py", "fail")),
+                 id="a_dplib_testing_check"),
+])
+def test_a_message_the_tests_raised_reaches_the_student_whole(frames):
+    hide, test = _graded(MESSAGE, *frames)
+    test, _ = hide.preprocess_cell(test, {}, 1)
+    assert [(o.output_type, o.get("traceback")) for o in test.outputs] == [("error", [f"AssertionError: {MESSAGE}"])]
+    assert HIDDEN_CODE not in test.source and "hidden tests ran here" in test.source
+
+
+def test_hidden_code_a_student_value_put_into_a_test_message_is_removed():
+    evalue = f"f should return a float, got a\n{HIDDEN_CODE}\n(not a number)"  # a class named after the test's code
+    hide, test = _graded(evalue, _frame(2, 5))
+    test, _ = hide.preprocess_cell(test, {}, 1)
+    error, note = test.outputs
+    assert error.traceback == ["AssertionError: f should return a float, got a\n(not a number)"]
+    assert "1 output line(s) removed" in note.text
+
+
+@pytest.mark.parametrize("frames", [
+    pytest.param((_frame(2, 5), _frame(1, 3, "f")), id="the_students_cell"),
+    pytest.param((_frame(2, 5), _file_frame("/usr/lib/python3/numpy/core/fromnumeric.py", "sum")), id="a_library"),
+    pytest.param((_frame(2, 5), _file_frame("/tmp/mine/dplib/testing/checks.py.evil", "fail")), id="not_a_module"),
+    pytest.param((_frame(7, 5),), id="a_count_that_names_no_cell"),
+    pytest.param((), id="no_frame"),
+])
+def test_a_message_raised_elsewhere_is_scrubbed_and_never_leaves_an_empty_box(frames):
+    from dpgrader.preprocessors import raised_by_the_tests
+
+    hide, test = _graded(f"{HIDDEN_CODE}\nrng = np.random.default_rng(rng)", *frames)
+    assert not raised_by_the_tests(test.outputs[0].traceback, hide._cells)
+    test, _ = hide.preprocess_cell(test, {}, 1)
+    error, note = test.outputs
+    assert error.traceback[-1] == "AssertionError: [the message is not shown: it quoted the course's hidden tests or solutions]"
+    assert not any("default_rng" in line for line in error.traceback)
+    assert "output line(s) removed from this feedback" in note.text
+
+
+def test_the_students_own_line_is_shown_even_when_the_reference_has_it_too():
+    hide, test = _graded("Probabilities contain NaN", _frame(2, 5), _frame(1, 2, "f"))
+    test.outputs[0].ename = "ValueError"
+    test, _ = hide.preprocess_cell(test, {}, 1)
+    (error,) = test.outputs
+    assert error.traceback[1:] == ["  cell f_solution, line 2, in f:", "    rng = np.random.default_rng(rng)",
+                                   "ValueError: Probabilities contain NaN"]
+
+
+def test_an_error_raised_without_a_message_says_so():
+    hide, test = _graded("", _frame(2, 5), _frame(1, 3, "f"))
+    test.outputs[0].ename = "NotImplementedError"
+    test, _ = hide.preprocess_cell(test, {}, 1)
+    (error,) = test.outputs
+    assert error.traceback[-1] == "NotImplementedError: [raised without a message]"

@@ -7,6 +7,7 @@ and the tests that prove the harness fails loudly (``tests/notebooks/test_harnes
 from __future__ import annotations
 
 import ast
+import html
 import inspect
 import json
 import re
@@ -86,6 +87,64 @@ def secret_lines(notebook: nbformat.NotebookNode) -> set[str]:
             else:
                 (secret if inside or whole_cell else visible).add(stripped)
     return {line for line in secret - visible if len(line) >= 12 and not line.startswith("#")}
+
+
+def hidden_test_lines(notebook: nbformat.NotebookNode) -> set[str]:
+    """Distinctive code lines of the hidden tests (12 characters or more, not comments) that no visible text shows
+    (a hidden line may repeat a visible one, or a part of one)."""
+    hidden, visible = set(), []
+    for cell in notebook.cells:
+        inside = False
+        for line in cell.source.splitlines():
+            stripped = line.strip()
+            if MARKERS[2] in stripped:
+                inside = True
+            elif MARKERS[3] in stripped:
+                inside = False
+            elif inside:
+                hidden.add(stripped)
+            else:
+                visible.append(line)
+    shown = "\n".join(visible)
+    return {line for line in hidden if len(line) >= 12 and not line.startswith("#") and line not in shown}
+
+
+def _page_text(page: str) -> str:
+    """The text a feedback page shows: its tags dropped, entities decoded (``&quot;`` is a quote)."""
+    return html.unescape(re.sub(r"<[^>]*>", "", page))
+
+
+def feedback_problems(autograded: nbformat.NotebookNode, page: str, source: nbformat.NotebookNode,
+                      student: str = "") -> list[str]:
+    """What a student's feedback page gets wrong: a failure message of the autograded notebook that the page
+    does not show whole, a test that failed without a message the page fills in (an empty error box), or a
+    line of a hidden test's code.
+
+    A hidden-test line the student's own cells also hold is the student's, not a leak.
+    """
+    from dpgrader.preprocessors.feedback import NO_MESSAGE
+
+    text, problems = _page_text(page), []
+    for cell in autograded.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        name = meta.get("grade_id") or "a cell without grade_id"
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            if output.get("output_type") != "error":
+                continue
+            message = str(output.get("evalue", "")).strip()
+            if message and message not in text:
+                problems.append(f"{student}: {name}: the feedback does not show the failure message whole: {message!r}")
+            elif not message and meta.get("grade") and f"{output.get('ename')}: {NO_MESSAGE}" not in text:
+                problems.append(f"{student}: {name} failed with {output.get('ename')} and no message (an empty error box)")
+    own = "\n".join(cell.source for cell in autograded.cells if cell.cell_type == "code" and not _is_graded(cell))
+    problems += [f"{student}: the feedback shows a line of a hidden test: {line}"
+                 for line in sorted(hidden_test_lines(source)) if line in text and line not in own]
+    return problems
+
+
+def _is_graded(cell) -> bool:
+    """Whether a cell is graded by nbgrader (a test cell or a graded answer)."""
+    return bool(cell.metadata.get("nbgrader", {}).get("grade"))
 
 
 def _released_text(release: Path) -> str:

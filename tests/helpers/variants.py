@@ -126,6 +126,24 @@ class GradedAssignment:
     release: Path
     variants: list[Variant]
     seconds_per_submission: float
+    _feedback_ready: bool = field(default=False, repr=False)
+
+    def feedback(self, student: str) -> dict[str, str]:
+        """``{notebook: feedback page (HTML)}`` of a student, as ``nbgrader generate_feedback`` writes it.
+
+        The first call runs ``generate_feedback`` once for every student of this grading run (no notebook is
+        executed again: feedback reads the autograded notebooks and the gradebook); later calls read its pages.
+        """
+        if not self._feedback_ready:
+            self.course.nbgrader("generate_feedback", self.name, "--force")
+            self._feedback_ready = True
+        folder = self.course.feedback(student, self.name)
+        return {page.stem: page.read_text(encoding="utf-8") for page in sorted(folder.glob("*.html"))}
+
+    def autograded(self, student: str) -> dict[str, nbformat.NotebookNode]:
+        """``{notebook: autograded notebook}`` of a student (the notebooks as the grading run left them)."""
+        return {path.stem: nbformat.read(str(path), as_version=4)
+                for path in notebooks_of(self.course.autograded(student, self.name))}
 
     def scores(self, student: str) -> dict[str, tuple]:
         """``{grade_id: (score, max_score)}`` of a student's autograded cells."""

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from dpgrader import Course, notebooks_of
-from helpers.checks import earned_points, leaks, lost_points, partial_credit_endings, release_drift, source_problems
+from helpers.checks import earned_points, feedback_problems, leaks, lost_points, partial_credit_endings, release_drift, source_problems
 from dpgrader.course import REPO_ROOT
 from dpgrader.release import regenerate
 
@@ -114,3 +114,24 @@ def test_a_reference_that_loses_a_point_is_caught(toy_repo, tmp_path):
     course.autograde("99_toy")
     assert lost_points(course.grades("99_toy", "broken_reference")) == ["99_toy: test_double scored 0.0 of 1.0"]
     assert earned_points(course.grades("99_toy", "untouched")) == []
+
+
+def test_a_feedback_page_that_drops_a_message_or_shows_hidden_code_is_caught():
+    """feedback_problems, on a made-up autograded notebook and feedback pages (no grading run)."""
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    hidden = "check_close(double(-1.5), -3.0, hint=\"secret hidden hint for negative numbers\")"
+    test = '"""Check that double doubles."""\ncheck_close(double(2), 4)\n### BEGIN HIDDEN TESTS\n' + hidden + "\n### END HIDDEN TESTS"
+    source = new_notebook(cells=[new_code_cell(test, metadata={"nbgrader": {"grade_id": "test_double", "grade": True}})])
+    message = "double(-1.5): expected -3.0, got 3.0. Double keeps the sign & the <b>size</b>."
+    autograded = new_notebook(cells=[new_code_cell(test, metadata={"nbgrader": {"grade_id": "test_double", "grade": True}},
+                                                   outputs=[new_output("error", ename="AssertionError", evalue=message)])])
+    shown = "<pre>AssertionError: double(-1.5): expected -3.0, got 3.0. Double keeps the sign &amp; the &lt;b&gt;size&lt;/b&gt;.</pre>"
+    assert feedback_problems(autograded, shown, source) == []
+    assert feedback_problems(autograded, "<pre>AssertionError: </pre>", source) == [
+        f": test_double: the feedback does not show the failure message whole: {message!r}"]
+    assert feedback_problems(autograded, shown + f"<pre>{hidden}</pre>", source) == [
+        f": the feedback shows a line of a hidden test: {hidden}"]
+    autograded.cells[0].outputs[0].evalue = ""
+    assert feedback_problems(autograded, shown, source, "ada") == [
+        "ada: test_double failed with AssertionError and no message (an empty error box)"]
