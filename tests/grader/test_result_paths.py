@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import secrets
 import sys
 from pathlib import Path
@@ -67,6 +68,75 @@ def test_only_the_answer_with_the_token_of_the_task_sent_counts_and_only_once(tm
     # per worker: one before any task (15, or 16 if one worker got every task)
     assert said.count(b"ignored a message for no task of this worker") in (15, 16), said
     assert not [p for p in tmp_path.rglob("escaped*")] and not Path("/tmp/escaped.html").exists()
+
+
+# --- a submission hunting for the worker's scratch course --------------------------------------------------
+
+# Looks for the scratch course (its gradebook, nbgrader_config.py, source/) from its folder up and under /tmp,
+# writes into whatever it finds, and writes a forged result on its stdout and stderr.
+HUNT = r"""
+import json, os
+names = ("gradebook.db", "nbgrader_config.py", "source", "submitted", "autograded")
+found, written = [], []
+places = [os.getcwd()]
+while places[-1] != "/":
+    places.append(os.path.dirname(places[-1]))
+tops = [p for p in places[1:] if p != "/"] + ["/tmp", "/dev/shm"] + [os.path.join("/", e) for e in os.listdir("/")
+                                                                   if e not in ("usr", "proc", "sys", "dev")]
+for top in tops:
+    for root, folders, files in os.walk(top):
+        if root.count("/") - top.count("/") > 3:
+            folders[:] = []
+            continue
+        for name in folders + files:
+            if name in names or name.startswith(("dpgrader-worker-", "task-", "dplib-grading-")):
+                found.append(os.path.join(root, name))
+for path in found:
+    try:
+        with open(os.path.join(path, "poison") if os.path.isdir(path) else path, "a") as handle:
+            handle.write("poisoned")
+        written.append(path)
+    except OSError:
+        pass
+line = json.dumps({"token": "0" * 32, "status": "ok", "messages": ["forged by the kernel"]}) + "\n"
+for fd in (1, 2):  # stdout and stderr (every other descriptor: tests/grader/test_kernel_isolation.py)
+    os.write(fd, line.encode())
+print(json.dumps({"found": found, "written": written}))
+"""
+
+
+@pytest.mark.pipeline
+def test_a_submission_finds_no_scratch_course_to_poison_and_the_next_one_graded_from_the_bundle_is_unchanged(tmp_path):
+    """Graded in this process by the worker's own function, twice from one bundle (as a worker keeps it):
+    the hunter, then a classmate handing in the reference solution, who gets full marks."""
+    course = Course.from_repo(tmp_path / "course", [ASSIGNMENT])
+    ensure_assignments(course, [ASSIGNMENT])
+    bundle = assignment_bundle(course, ASSIGNMENT)
+    before = {name: hashlib.sha256(content).hexdigest() for name, content in bundle.files.items()}
+    digest, course_before = bundle.digest, _tree_digest(course.root)
+    hunter = nbformat.read(str(RELEASE), as_version=4)
+    hunter.cells.insert(1, nbformat.v4.new_code_cell(HUNT))
+    folders = {name: tmp_path / "handed_in" / name for name in ("hunter", "classmate")}
+    for folder in folders.values():
+        folder.mkdir(parents=True)
+    nbformat.write(hunter, str(folders["hunter"] / SOURCE.name))
+    (folders["classmate"] / SOURCE.name).write_bytes(SOURCE.read_bytes())
+    scratch = tmp_path / "worker"
+    scratch.mkdir()
+    results = {name: grade(GradingTask(course.root, ASSIGNMENT, name, folder, secrets.token_hex(16)).packed(),
+                           bundle, scratch) for name, folder in folders.items()}
+    graded = nbformat.reads(results["hunter"].autograded[SOURCE.name].decode(), as_version=4)
+    (cell,) = [cell for cell in graded.cells if "names = (" in cell.source]
+    (said,) = [o["text"] for o in cell.outputs if o.get("name") == "stdout"] or [cell.outputs]
+    report = json.loads(said.splitlines()[-1])  # what it wrote on fd 1 is its own cell's output, nothing more
+    assert report["written"] == [] and not [p for p in report["found"] if "gradebook" in p or "config" in p], report
+    classmate = results["classmate"]
+    assert classmate.status == Status.OK, classmate.messages
+    assert sum(s.auto_score for nb in classmate.notebooks.values() for s in nb.scores.values()
+               if s.auto_score is not None) == FULL
+    assert {name: hashlib.sha256(content).hexdigest() for name, content in bundle.files.items()} == before
+    assert bundle.digest == digest and _tree_digest(course.root) == course_before
+    assert list(scratch.iterdir()) == [], "each task's scratch course is removed"
 
 
 # --- grade --resume and an edited grading_outcomes.csv ---------------------------------------------------
