@@ -154,7 +154,9 @@ def grade_class(
         its own sandbox. ``tls`` is its ``distributed.security.Security`` (None: Dask's configuration).
     resume : bool
         Grade only the submissions without a grading outcome yet (or whose outcome is ``error``,
-        ``worker_crashed`` or ``killed``): after a run that stopped midway.
+        ``worker_crashed`` or ``killed``): after a run that stopped midway. A recorded outcome counts only
+        where the gradebook holds that submission's scores (:func:`graded_before`); an unreadable
+        ``grading_outcomes.csv`` is set aside (a warning) and nothing of it trusted.
 
     Raises
     ------
