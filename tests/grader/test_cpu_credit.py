@@ -94,13 +94,12 @@ def _cpu(executor: _Measured) -> float:
     return cpu[-1] - cpu[0]
 
 
-@pytest.mark.parametrize("quiet", [True, False], ids=["quiet", "as-loaded-as-it-is"])
-def test_a_many_threaded_cell_buys_no_cpu_past_its_limit(monkeypatch, quiet):
-    """Quiet (the kernel first among equals), it bought 14 CPU seconds with a 10 s limit: now 10 and a poll."""
+def test_a_many_threaded_cell_buys_no_cpu_past_its_limit(monkeypatch):
+    """On a quiet machine (the kernel first among equals) it bought 15 to 18 CPU seconds with a 10 s limit:
+    now 10 and a poll. (On a loaded one it gets too little CPU to show it: the stretch bound holds there.)"""
     if sandbox.bwrap_problem():
         pytest.fail(f"the grading sandbox cannot run here: {sandbox.bwrap_problem()}")
-    if quiet:
-        monkeypatch.setattr(manager, "KernelCgroup", _FirstAmongEquals)
+    monkeypatch.setattr(manager, "KernelCgroup", _FirstAmongEquals)
     cell, executor, wall = _run(ATTACK, ATTACK_SECONDS)
     assert [o.get("ename") for o in cell.outputs][-1] == "CellTimeoutError", cell.outputs
     assert take_notes() == [(Status.TIMED_OUT, f"notebook: a cell timed out after {ATTACK_SECONDS} s and was interrupted")]
