@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 from dpgrader.grading.task import GradingResult, GradingTask
 from dpgrader.outcomes import Status
+from dpgrader.safe_output import one_line
 
 if TYPE_CHECKING:  # distributed is imported when a cluster is used: a local run does not pay its import
     from distributed import Client
@@ -189,9 +190,14 @@ def _threads(client: Client) -> int:
 
 
 def _result_of(client: Client, future, task: GradingTask) -> GradingResult:
-    """The result of a finished future: accepted only with the task's token."""
+    """The result of a finished future: accepted only if it is one (files inside their folder, no field of
+    anything else) and carries the task's token; else the task is an ``error``, and the class goes on."""
     if future.status == "finished":
-        result = GradingResult.from_bytes(future.result())
+        try:
+            result = GradingResult.from_bytes(future.result())
+        except (ValueError, TypeError, KeyError) as error:  # a file outside its folder, a field of no result, ...
+            return GradingResult.failed(task, Status.ERROR, "a worker answered with something that is not a grading "
+                                        f"result ({type(error).__name__}: {one_line(str(error))[:200]}): not graded")
         if result.token != task.token:
             return GradingResult.failed(task, Status.ERROR, "a worker answered with another task's token: not graded")
         return result

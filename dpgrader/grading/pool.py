@@ -22,6 +22,8 @@ from dpgrader.grading.task import AssignmentBundle, GradingResult, GradingTask
 from dpgrader.grading.worker import READY
 from dpgrader.outcomes import Status
 
+WORKER_MODULE = "dpgrader.grading.worker"  # what each worker process runs (``python -m``)
+
 
 class _Worker:
     """One ``python -m dpgrader.grading.worker`` process and the task it is on."""
@@ -34,7 +36,7 @@ class _Worker:
         scratch.mkdir(mode=0o700, exist_ok=True)
         self.sent: set[str] = set()  # digests of the bundles this worker has
         self.proc = subprocess.Popen(
-            [sys.executable, "-W", "ignore", "-m", "dpgrader.grading.worker", str(scratch)],
+            [sys.executable, "-W", "ignore", "-m", WORKER_MODULE, str(scratch)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env, start_new_session=True,
         )
         self.buffer = b""

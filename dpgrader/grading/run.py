@@ -6,6 +6,7 @@ of the workers are merged into the course by :mod:`dpgrader.grading.merge`.
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import secrets
@@ -154,7 +155,9 @@ def grade_class(
         its own sandbox. ``tls`` is its ``distributed.security.Security`` (None: Dask's configuration).
     resume : bool
         Grade only the submissions without a grading outcome yet (or whose outcome is ``error``,
-        ``worker_crashed`` or ``killed``): after a run that stopped midway.
+        ``worker_crashed`` or ``killed``): after a run that stopped midway. A recorded outcome counts only
+        where the gradebook holds that submission's scores (:func:`graded_before`); an unreadable
+        ``grading_outcomes.csv`` is set aside (a warning) and nothing of it trusted.
 
     Raises
     ------
@@ -182,9 +185,9 @@ def grade_class(
     course = Course(Path(root).resolve())
     run_limits = class_limits(course, limits)
     submissions, refused = find_submissions(course.root, assignments, students)
+    known = _readable_outcomes(course)
     if resume:
-        known = read_outcomes(course.root)
-        done = {key for key, outcome in known.items() if outcome.status.effect is not Effect.UNGRADED}
+        done = graded_before(course, known)
         submissions = [(student, assignment) for student, assignment in submissions if (student, assignment) not in done]
         refused = [o for o in refused if (o.student, o.assignment) not in done]
     workers = workers or os.cpu_count() or 1
@@ -265,6 +268,46 @@ def grade_class(
         raise type(lost)(f"{lost}: grading stopped; {len(outcomes)} submission(s) graded and kept, {missing} not "
                          "graded: run `grade --resume` to grade only those")
     return outcomes
+
+
+def _readable_outcomes(course: Course) -> dict:
+    """The outcomes recorded so far; a file that cannot be read is set aside (with a warning), never trusted."""
+    try:
+        return read_outcomes(course.root)
+    except (ValueError, KeyError, TypeError, AttributeError, csv.Error, UnicodeDecodeError) as error:
+        path = course.outcomes_file
+        aside = path.with_name(f"{path.name}.unreadable-{secrets.token_hex(4)}")
+        path.rename(aside)
+        warnings.warn(f"{path} cannot be read ({type(error).__name__}: {one_line(str(error))[:200]}): set aside as "
+                      f"{aside.name}; with --resume every submission is graded again", RuntimeWarning, stacklevel=3)
+        return {}
+
+
+def graded_before(course: Course, known: Mapping) -> set[tuple[str, str]]:
+    """The ``(student, assignment)`` that ``grade --resume`` leaves alone: graded, by the gradebook's word.
+
+    ``known`` are the rows of ``grading_outcomes.csv``, a file anyone may edit; a row counts only if its
+    status is one of a graded submission and the gradebook holds that submission with a score (an
+    autograder's or a person's) in at least one of its cells. Anything else (a row saying ``ok`` for a
+    submission never merged, or merged ungraded) is graded again. A row is never a grade: grades come
+    from the gradebook only.
+    """
+    from nbgrader.api import Gradebook, MissingEntry
+
+    claimed = [key for key, outcome in known.items() if outcome.status.effect is not Effect.UNGRADED]
+    if not claimed or not course.gradebook.exists():
+        return set()
+    done = set()
+    with Gradebook(course.gradebook_url) as gradebook:
+        for student, assignment in claimed:
+            try:
+                submission = gradebook.find_submission(assignment, student)
+            except MissingEntry:
+                continue
+            grades = [grade for notebook in submission.notebooks for grade in notebook.grades]
+            if grades and any(g.auto_score is not None or g.manual_score is not None for g in grades):
+                done.add((student, assignment))
+    return done
 
 
 def _run_on_cluster(scheduler: str, tls, tasks, on_result, bundle_of, setup, first, on_first, bar):

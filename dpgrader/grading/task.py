@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
@@ -223,6 +224,7 @@ class GradingResult:
         fields = json.loads(data)
         if not isinstance(fields, dict):
             raise ValueError("a grading result is a JSON object")
+        _check_types(fields)
         notebooks = {
             name: NotebookResult({grade_id: CellScore(**score) for grade_id, score in notebook["scores"].items()},
                                  dict(notebook["comments"]), notebook["late_penalty"])
@@ -231,6 +233,34 @@ class GradingResult:
         return cls(**{**fields, "status": Status(fields["status"]), "messages": tuple(fields["messages"]),
                       "notebooks": notebooks, "autograded": _decode(fields.get("autograded", {})),
                       "feedback": _decode(fields.get("feedback", {}))})
+
+
+def _number(value, optional: bool = False) -> bool:
+    if value is None:
+        return optional
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_types(fields: dict) -> None:
+    """``TypeError`` unless every field of a result's JSON has its type: scores finite numbers, texts strings, ..."""
+    texts = all(isinstance(fields.get(name, ""), str) for name in ("token", "status", "log", "worker"))
+    messages = fields.get("messages")
+    ok = (texts and isinstance(messages, list) and all(isinstance(m, str) for m in messages)
+          and isinstance(fields.get("timestamp"), (str, type(None)))
+          and _number(fields.get("seconds", 0.0)) and _number(fields.get("kernel_cpu"), optional=True)
+          and all(isinstance(fields.get(name, {}), dict) for name in ("notebooks", "autograded", "feedback")))
+    for notebook in (fields.get("notebooks") or {}).values() if ok else ():
+        scores, comments = (notebook.get("scores"), notebook.get("comments")) if isinstance(notebook, dict) else (0, 0)
+        ok = (isinstance(scores, dict) and isinstance(comments, dict)
+              and _number(notebook.get("late_penalty"), optional=True)
+              and all(isinstance(score, dict) and _number(score.get("auto_score"), optional=True)
+                      and isinstance(score.get("needs_manual_grade"), bool) for score in scores.values())
+              and all(isinstance(comment, (str, type(None))) for comment in comments.values()))
+        if not ok:
+            break
+    if not ok:
+        raise TypeError("a grading result's fields must have their types (finite numbers for scores and seconds, "
+                        "text for messages)")
 
 
 def write_files(files: Files, folder: Path) -> None:

@@ -29,14 +29,22 @@ FAIR_SHARE = 0.9  # a kernel that used this much of its CPU cap in an interval w
 MAX_STRETCH = 4  # no time limit lasts longer than this many times its length in wall-clock seconds
 
 
-def _charged(wall: float, waited: float, cpu: float | None, cores: float | None) -> float:
+def _charged(wall: float, waited: float, cpu: float | None, cores: float | None, throttled: float = 0.0) -> float:
     """The seconds of an interval of ``wall`` seconds charged to a kernel's limits.
 
-    ``waited``: seconds its threads waited, ready to run, for a CPU in that interval; ``cpu``:
-    CPU seconds its cgroup used; ``cores``: its cgroup's CPU cap. A kernel that got less than its
-    share (``cpu < FAIR_SHARE * cores * wall``) was starved by others: the wait is given back, but at
-    least ``1 / MAX_STRETCH`` of the interval is charged. One that got its share is charged the
-    whole interval (whatever it waited for were its own processes).
+    ``waited``: seconds its threads waited, ready to run, for a CPU in that interval (summed over its
+    threads); ``cpu``: CPU seconds its cgroup used; ``cores``: its cgroup's CPU cap; ``throttled``: the
+    fraction of its CFS periods in the interval in which that cap stopped it. A kernel that got its
+    share (``cpu >= FAIR_SHARE * cores * wall``) is charged the whole interval (whatever it waited for
+    were its own processes). One that got less may have been starved by others: its wait is given back,
+    but never
+
+    - the part of the interval its own cap throttled it in (it got its whole cap in those periods);
+    - so much that it is charged less than the CPU it used over its cap, ``cpu / cores`` (threads that
+      wait for each other, or for the cap, add up their waits: that is no one else's doing);
+    - more than ``1 - 1 / MAX_STRETCH`` of the interval.
+
+    So a time limit of ``t`` seconds never buys more than ``t * cores`` CPU seconds.
 
     >>> _charged(8.0, 6.0, cpu=2.0, cores=1.0)  # starved: charged what it got
     2.0
@@ -44,9 +52,18 @@ def _charged(wall: float, waited: float, cpu: float | None, cores: float | None)
     2.0
     >>> _charged(8.0, 6.0, cpu=7.5, cores=1.0)  # it used its share: its own processes kept it waiting
     8.0
+    >>> _charged(8.0, 25.0, cpu=4.4, cores=1.0)  # four threads and a sleep: charged at least the CPU it used
+    4.4
+    >>> _charged(8.0, 6.0, cpu=5.0, cores=1.0, throttled=1.0)  # stopped by its own cap in every period
+    8.0
     """
-    starved = cpu is None or cores is None or cpu < FAIR_SHARE * cores * wall
-    return wall - (min(max(waited, 0.0), wall * (1 - 1 / MAX_STRETCH)) if starved else 0.0)
+    if cpu is not None and cores is not None and cpu >= FAIR_SHARE * cores * wall:
+        return wall
+    unthrottled = 1.0 - min(max(throttled, 0.0), 1.0)
+    given = min(max(waited, 0.0), wall * (1 - 1 / MAX_STRETCH), wall * unthrottled)
+    if cpu is not None and cores is not None:
+        given = min(given, wall - cpu / cores)
+    return wall - max(given, 0.0)
 
 
 class GuardedExecute(Execute):
@@ -69,12 +86,14 @@ class GuardedExecute(Execute):
     - Both limits count the time the kernel got, not the time others took from it: checked every
       :data:`POLL_SECONDS`, an interval in which the kernel's cgroup got less than its CPU share is
       charged its wall-clock time less the seconds the kernel's threads waited, ready to run, for a
-      CPU (``run_delay``; the kernel manager's ``waited_seconds``), down to a quarter of it; an
-      interval in which it got its share is charged in full (:func:`_charged`). So a classmate's
-      load cannot time out an honest notebook, a notebook cannot buy time by keeping itself busy,
-      and no limit stretches past :data:`MAX_STRETCH` times its wall-clock length (the class
-      grader's per-submission limit still holds). Where the wait cannot be read, the limits are
-      plain wall-clock.
+      CPU (``run_delay``; the kernel manager's ``waited_seconds``), down to a quarter of it, to the
+      CPU it used over its cap, and less nothing in the periods its own cap throttled it (the kernel
+      manager's ``cpu_periods``); an interval in which it got its share is charged in full
+      (:func:`_charged`). So a classmate's load cannot time out an honest notebook, a notebook cannot
+      buy time by keeping itself busy or by waiting on its own threads (a cell limit of ``t`` s never
+      buys more than ``t`` times ``cpu_cores`` CPU seconds), and no limit stretches past
+      :data:`MAX_STRETCH` times its wall-clock length (the class grader's per-submission limit still
+      holds). Where the wait cannot be read, the limits are plain wall-clock.
     - A kernel that dies before it answers (an import failing at start-up) makes the notebook an
       ``error`` whose message carries the kernel's own last error line (from its stderr pipe).
     - After every cell, a kernel that filled its work folder (the sandbox's size-limited tmpfs:
@@ -159,21 +178,27 @@ class GuardedExecute(Execute):
     _by_budget = False  # the running cell's time limit is what is left of the notebook's budget
     _cell_limit = None
 
-    def _reading_now(self) -> tuple[float, float, float | None]:
-        """(wall-clock, seconds the kernel waited for a CPU so far (0 where unknown), its cgroup's CPU seconds or None)."""
+    def _reading_now(self) -> tuple[float, float, float | None, tuple[int, int] | None]:
+        """(wall-clock, seconds the kernel waited for a CPU so far (0 where unknown), its cgroup's CPU seconds or
+        None, its cgroup's CFS periods and throttled periods or None)."""
         waited = getattr(self.km, "waited_seconds", None)
         cpu = getattr(self.km, "cpu_seconds", None)
-        return time.monotonic(), (waited() if waited is not None else None) or 0.0, cpu() if cpu is not None else None
+        periods = getattr(self.km, "cpu_periods", None)
+        return (time.monotonic(), (waited() if waited is not None else None) or 0.0, cpu() if cpu is not None else None,
+                periods() if periods is not None else None)
 
     def _tick(self) -> float:
         """Charge the interval since the last tick to the budget and the running cell; return its charge."""
         now, self._reading = self._reading, self._reading_now()
         if now is None:
             return 0.0
-        (wall0, waited0, cpu0), (wall1, waited1, cpu1) = now, self._reading
+        (wall0, waited0, cpu0, periods0), (wall1, waited1, cpu1, periods1) = now, self._reading
         cpu = cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None
         cores = self.km.limits.cpu_cores if isinstance(getattr(self.km, "limits", None), GradingLimits) else None
-        charge = _charged(wall1 - wall0, waited1 - waited0, cpu, cores)
+        throttled = 0.0
+        if periods0 is not None and periods1 is not None and periods1[0] > periods0[0]:
+            throttled = (periods1[1] - periods0[1]) / (periods1[0] - periods0[0])
+        charge = _charged(wall1 - wall0, waited1 - waited0, cpu, cores, throttled)
         self._budget_used += charge
         self._cell_used += charge
         return charge

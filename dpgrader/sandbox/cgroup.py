@@ -121,6 +121,17 @@ class KernelCgroup:
             return None
         return _counter(self.cpu, ("cpu.stat",), "usage_usec") / 1e6
 
+    def cpu_periods(self) -> tuple[int, int] | None:
+        """``(periods, throttled)`` so far: CFS periods in which the kernel ran, and those in which its CPU cap stopped it.
+
+        From ``cpu.stat`` (``nr_periods``, ``nr_throttled``; v1 and v2), None without a CPU cap. In a
+        throttled period the kernel got its whole cap: nobody else kept it waiting then.
+        """
+        if self.cpu_cap is None:
+            return None
+        periods, throttled = (_counter(self.cpu_cap, ("cpu.stat",), key) for key in ("nr_periods", "nr_throttled"))
+        return periods, throttled
+
     def remove(self) -> None:
         for folder in self._folders:
             self._remove(folder)

@@ -212,6 +212,10 @@ class SandboxedKernelManager(AsyncKernelManager):
         """CPU seconds the kernel's cgroup (the kernel and all it started) used so far, or None where unknown."""
         return self._cgroup.cpu_seconds() if self._cgroup is not None else None
 
+    def cpu_periods(self) -> tuple[int, int] | None:
+        """CFS periods the kernel's cgroup ran in so far, and those its CPU cap throttled it in (None without a cap)."""
+        return self._cgroup.cpu_periods() if self._cgroup is not None else None
+
     def waited_seconds(self) -> float | None:
         """Seconds the kernel's threads spent ready to run but waiting for a CPU so far (None where unknown).
 

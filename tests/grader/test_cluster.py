@@ -222,3 +222,34 @@ def test_the_scheduler_gone_stops_grading_keeps_the_grades_and_a_rerun_grades_on
     assert sorted(first + second) == sorted(CLASS), "each submission graded once over the two runs"
     assert not set(first) & set(second), "the rerun graded only what was missing"
     assert set(read_outcomes(course.root)) == {(s, ASSIGNMENT) for s in CLASS}
+
+
+def test_a_worker_that_forges_results_grades_nobody_and_the_class_goes_on(tls_cluster, local_grades, tmp_path):
+    """Each forged answer (another task's token, a file outside its folder, a field of the wrong type) makes its
+    task an ``error`` with no grade; the honest classmate keeps her grade, and nothing lands outside the course."""
+    from helpers.forging_worker import ForgeResults
+
+    forged = ("mallory_replay", "mallory_paths", "mallory_fields")
+    course = _course(tmp_path / "course", {"ada": SOURCE, **dict.fromkeys(forged, SOURCE)})
+    with tls_cluster.client() as client:
+        client.register_plugin(ForgeResults())
+    try:
+        outcomes = {o.student: o for o in grade_class(course.root, progress=False, feedback=False,
+                                                       scheduler=tls_cluster.address, tls=tls_cluster.security())}
+    finally:
+        with tls_cluster.client() as client:
+            client.unregister_worker_plugin(ForgeResults.name)
+    assert (outcomes["ada"].status, outcomes["ada"].score) == local_grades["ada"][:2]
+    said = {student: outcomes[student].message for student in forged}
+    assert "another task's token" in said["mallory_replay"], said
+    assert "not a grading result (ValueError" in said["mallory_paths"], said
+    assert "not a grading result (TypeError" in said["mallory_fields"], said
+    for student in forged:
+        assert (outcomes[student].status, outcomes[student].score) == (Status.ERROR, None), outcomes[student]
+    assert sorted(_graded_by(course)) == sorted(["ada", *forged]), "every task answered exactly once"
+    with Gradebook(course.gradebook_url) as gradebook:
+        for student in forged:
+            (notebook,) = gradebook.find_submission(ASSIGNMENT, student).notebooks
+            assert all(g.auto_score is None and g.needs_manual_grade for g in notebook.grades), student
+    assert not list(tmp_path.rglob("escaped*")), "nothing written outside the result's folder"
+    assert not any((course.autograded(student, ASSIGNMENT)).exists() for student in forged)

@@ -81,7 +81,16 @@ def test_a_result_crosses_the_pipe_unchanged(tmp_path):
 
 @pytest.mark.parametrize("line", ['[1, 2]', '"ok"', '{"token": "t"}', '{"token": "t", "status": "great"}', "not json",
                                   '{"token": "t", "status": "ok", "messages": [], "autograded": {"../x": ""}}',
-                                  '{"token": "t", "status": "ok", "messages": [], "feedback": {"/etc/x": ""}}'])
+                                  '{"token": "t", "status": "ok", "messages": [], "feedback": {"/etc/x": ""}}',
+                                  '{"token": "t", "status": "ok", "messages": [], "student": "bo"}',
+                                  '{"token": "t", "status": "ok", "messages": [], "seconds": "1e9"}',
+                                  '{"token": "t", "status": "ok", "messages": [1]}',
+                                  '{"token": 7, "status": "ok", "messages": []}',
+                                  '{"token": "t", "status": "ok", "messages": [], "notebooks": {"nb": {"scores": {"a": '
+                                  '{"auto_score": NaN, "needs_manual_grade": false}}, "comments": {}, "late_penalty": null}}}',
+                                  '{"token": "t", "status": "ok", "messages": [], "notebooks": {"nb": {"scores": {"a": '
+                                  '{"auto_score": "2", "needs_manual_grade": false}}, "comments": {}, "late_penalty": null}}}',
+                                  '{"token": "t", "status": "ok", "messages": [], "notebooks": {"nb": []}}'])
 def test_a_line_that_is_not_a_result_is_refused(line):
     with pytest.raises((ValueError, TypeError, KeyError)):
         GradingResult.from_bytes(line)
