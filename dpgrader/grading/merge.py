@@ -52,7 +52,9 @@ def merge(gradebook, student: str, assignment: str, result: GradingResult) -> tu
         for grade in notebook.grades:
             if graded is not None and grade.name in graded.scores:
                 score = graded.scores[grade.name]
-                grade.auto_score = score.auto_score
+                # the gradebook's points (from the instructor's source), whatever a worker claims
+                grade.auto_score = (None if score.auto_score is None
+                                    else min(max(float(score.auto_score), 0.0), float(grade.max_score)))
                 grade.needs_manual_grade = score.needs_manual_grade or grade.manual_score is not None
             elif result.status.effect is Effect.UNGRADED:
                 grade.auto_score, grade.needs_manual_grade = None, True

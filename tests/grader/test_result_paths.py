@@ -198,3 +198,21 @@ def test_resume_trusts_a_row_only_where_the_gradebook_holds_the_grade_and_no_row
 
     assert graded_before(course, read_outcomes(course.root)) == set(), "nothing is trusted from a file set aside"
     assert _scores(course) == scores, "the gradebook is the source of grades"
+
+
+@pytest.mark.pipeline
+def test_a_result_claiming_more_than_a_cells_points_is_held_to_the_gradebooks_points(tmp_path):
+    """A worker trusted by its certificate still cannot give a cell more than its points, or less than 0."""
+    from dpgrader.grading.merge import merge
+    from dpgrader.grading.task import CellScore, GradingResult, NotebookResult
+
+    course = Course.from_repo(tmp_path / "course", [ASSIGNMENT])
+    ensure_assignments(course, [ASSIGNMENT])
+    points = autograded_points(SOURCE)
+    greedy, negative = sorted(points)[:2]
+    claimed = {greedy: CellScore(1e6, False), negative: CellScore(-50.0, False)}
+    result = GradingResult("t", Status.OK, notebooks={SOURCE.stem: NotebookResult(scores=claimed)})
+    with Gradebook(course.gradebook_url) as gradebook:
+        merge(gradebook, "ada", ASSIGNMENT, result)
+        grades = {g.name: g.auto_score for g in gradebook.find_submission_notebook(SOURCE.stem, ASSIGNMENT, "ada").grades}
+    assert grades[greedy] == points[greedy] and grades[negative] == 0.0, grades
