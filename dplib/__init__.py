@@ -30,7 +30,8 @@ Re-exported here, imported with the package (numpy, pandas and scipy only):
 - auditing (11): ``clopper_pearson``, ``epsilon_lower_bound``, ``event_counts``, ``audit_events``,
   ``EventAudit``, ``audit_threshold``, ``audit_vendors``, ``detection_probability``, ``miss_probability``;
   the vendor mechanisms ``vendor_mechanisms``, ``Vendor``; the floating-point attack and its fixes
-  ``textbook_laplace``, ``textbook_laplace_output``, ``can_produce``, ``grid_laplace``,
+  ``textbook_laplace``, ``textbook_laplace_output``, ``can_produce``, ``grid_laplace`` (its exact δ
+  ``grid_laplace_delta``, ``GridLaplaceDelta``; numpy's geometric sampler ``numpy_geometric_search``, ``NumpyGeometric``),
   ``discrete_laplace_steps``, ``exact_grid_laplace``, ``on_grid``, ``opendp_laplace``, ``opendp_laplace_epsilon``; the reconstruction attack ``subset_queries``,
   ``answer_queries``, ``reconstruct``, ``reconstruction_accuracy``;
 - synthetic data (10): ``marginal``, ``noisy_marginals``, ``consistent_marginals``, ``marginal_errors``,
@@ -57,7 +58,7 @@ The others: ``datasets``, ``laplace``, ``randomized_response``, ``kary_randomize
 ``fairness``, ``privacy_loss``, ``attacks``, ``images``, ``composition``, ``sparse_vector``,
 ``gaussian``, ``approximate_composition``, ``learning``, ``logistic_regression``, ``private_learning``,
 ``dp_gd_accounting``, ``subsampling``, ``auditing``, ``audit_bounds``, ``vendors``, ``floating_point``,
-``discrete_laplace``, ``reconstruction``, ``marginals``, ``synthetic``, ``synthetic_evaluation``,
+``discrete_laplace``, ``numpy_geometric``, ``reconstruction``, ``marginals``, ``synthetic``, ``synthetic_evaluation``,
 ``multiplicative_weights``;
 the grading platform is a package of its own, `dpgrader`, which no notebook imports.
 """
@@ -152,6 +153,7 @@ from dplib.logistic_regression import (
 )
 from dplib.marginals import consistent_marginals, marginal, marginal_errors, noisy_marginals
 from dplib.multiplicative_weights import marginal_queries, multiplicative_weights_update, mwem, select_worst_query
+from dplib.numpy_geometric import GridLaplaceDelta, NumpyGeometric, grid_laplace_delta, numpy_geometric_search
 from dplib.privacy_loss import max_privacy_loss, privacy_loss_per_output, satisfies_dp
 from dplib.private_learning import (
     central_accuracy,

@@ -3,8 +3,10 @@ r"""Laplace noise on a grid: the fixes of the floating-point attack, with no gap
 Every sampler here outputs grid points ``g * j``, on a grid that does not depend on the input:
 :func:`grid_laplace` rounds the input to the grid and adds a whole number of grid steps drawn from
 the discrete Laplace distribution. Its steps come from numpy's geometric sampler, itself
-floating-point arithmetic with a largest possible value, so its tails are cut off far out (a δ of
-order 1e-16, not pure ε-DP). :func:`exact_grid_laplace` draws the steps exactly from integers
+floating-point arithmetic: every probability it gives is a multiple of 2**-53 and its tails are cut
+off at a largest value, so it is not pure ε-DP but has a δ of about 1e-15, mostly from the rounded
+probabilities (:mod:`dplib.numpy_geometric` computes both exactly).
+:func:`exact_grid_laplace` draws the steps exactly from integers
 (:func:`discrete_laplace_steps`; Canonne, Kamath & Steinke 2020, Algorithm 2) and reaches every
 grid point; OpenDP (:func:`opendp_laplace`) does the same with its own secure generator (OpenDP's
 documentation: "Floating-point safety" of ``make_laplace``). The attack these fix is
@@ -55,10 +57,17 @@ def grid_laplace(value, scale: float, granularity: float, rng=None):
     geometric numbers of success probability :math:`1 - e^{-g/b}`. Every output is a grid point, so
     there are no gaps of the textbook kind to attack. On the reals a query of sensitivity Δ is then
     :math:`(\Delta + g)/b`-DP (rounding the input can move it by one more step). On the computer,
-    ``Generator.geometric`` is floating-point arithmetic with a largest possible value (73 at
-    :math:`g/b = 1/2`), so the grid points farthest out come from one input only: the release is
-    :math:`((\Delta + g)/b, \delta)`-DP with δ of order 1e-16, not pure. :func:`exact_grid_laplace` samples
-    the steps exactly and has no such cut.
+    ``Generator.geometric`` (for :math:`g/b \ge \ln 1.5`, where its success probability is at least 1/3)
+    compares one uniform :math:`U = j/2^{53}` with running sums of doubles: every :math:`P(G = k)` is a
+    multiple of :math:`2^{-53}`, not :math:`p(1-p)^{k-1}`, and there is a largest value (73 at
+    :math:`g/b = 1/2`), so the release is :math:`((\Delta + g)/b, \delta)`-DP, not pure, with
+    δ ≈ 1e-15, mostly from the rounded probabilities rather than the cut. Computed exactly
+    (:func:`dplib.numpy_geometric.grid_laplace_delta`), inputs 1, 2 and 3 grid steps apart at :math:`g/b = 1/2` give
+    δ = 7.9e-16, 1.5e-15 and 2.6e-15 (at ε = 1, 2, 3 times g/b); at :math:`g/b = 1`, up to 7.7e-15.
+    numpy's search loop also never ends for the two largest uniforms at :math:`g/b = 1/2`
+    (:math:`U > 1 - 3 \cdot 2^{-53}`, where its running sum stops growing): a hang with probability
+    about 2.2e-16 per geometric draw (:func:`dplib.numpy_geometric.numpy_geometric_search`). :func:`exact_grid_laplace` samples
+    the steps exactly and has neither the δ nor the hang.
 
     Examples
     --------
@@ -183,6 +192,12 @@ def exact_grid_laplace(value, scale: float, granularity: float = 2.0**-20, size=
     :math:`\Delta/b`-DP when its answers are multiples of g (counts; sums of values on the grid), since
     then rounding moves nothing. This is OpenDP's construction for ``make_laplace`` on floats
     (its grid is finer), driven here by a seedable numpy generator instead of the system's.
+
+    "Exactly" assumes two things. The random integers are truly random: numpy's PCG64 is a statistical
+    generator, not a cryptographic one (its state can be recovered from its outputs, and then every
+    later draw is known), so the guarantee holds against someone who cannot predict it; OpenDP draws
+    from the operating system's secure generator. And the input is finite: a NaN or infinite ``value``
+    raises a ``ValueError``, which is itself an output that reveals something about the input.
 
     Examples
     --------

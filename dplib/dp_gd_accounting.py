@@ -20,9 +20,10 @@ two neighbours are :math:`\mathcal N(S/n, \sigma^2C^2/n^2)` and
 whose Rényi divergence (of the wider from the narrower) is infinite for every order
 :math:`\alpha \ge (n+1)^2/(2n+1) \approx (n+1)/2` (it is finite only while
 :math:`\alpha\sigma_Q^2 + (1-\alpha)\sigma_P^2 > 0`; Gil, Alajaji & Linder 2013): no ρ bounds it, so the
-step divided by ``len(X)`` is not zCDP under add/remove. The add/remove ρ of :func:`dp_gd_rho` is the
-ρ of the T noisy sums, and of steps that divide by a size fixed and published in advance, as Abadi
-et al. (2016) divide by their fixed lot size L.
+step divided by ``len(X)`` is not zCDP under add/remove. The add/remove ρ of :func:`dp_gd_rho` holds
+only when every step divides by a size fixed and published in advance, as Abadi et al. (2016) divide by
+their fixed lot size L: with ``len(X)``, each later step's clipped sum is taken at a point θ_t that
+depends on n through the earlier steps, so not even the T noisy sums are Tρ-zCDP.
 
 References
 ----------
@@ -119,9 +120,10 @@ def dp_gd_rho(noise_multiplier: float, steps: int, neighbours: str = "add_remove
     T releases compose to :math:`T\rho_1` (Lemma 2.3): every step is charged, even though only the
     last model is published, because each step's input depends on the data afresh.
 
-    Under add/remove this is the ρ of the T noisy *sums* (and of steps that divide them by a size
-    published in advance); :func:`dplib.private_learning.noisy_gradient` divides by ``len(X)``, which keeps
-    it only under substitution (see the module's notes).
+    Under add/remove this holds only when every step divides by a size fixed and published in advance:
+    :func:`dplib.private_learning.noisy_gradient` divides by ``len(X)``, which keeps it only under
+    substitution (under add/remove every later step's sum is taken at a point that depends on n; see the
+    module's notes).
 
     Examples
     --------
@@ -146,7 +148,7 @@ def dp_gd_epsilon(noise_multiplier: float, steps: int, delta: float, neighbours:
 
 
 def noise_multiplier_for(epsilon: float, delta: float, steps: int, neighbours: str = "add_remove") -> float:
-    r"""The noise multiplier σ for which ``steps`` steps of DP-GD are exactly (epsilon, delta)-DP (by zCDP).
+    r"""The noise multiplier σ for which ``steps`` steps of DP-GD are (epsilon, delta)-DP by the zCDP bound.
 
     Parameters
     ----------
@@ -170,6 +172,10 @@ def noise_multiplier_for(epsilon: float, delta: float, steps: int, neighbours: s
     :math:`\log\sigma`, on a bracket widened until it changes sign. (Solving
     :math:`\rho + 2\sqrt{\rho L} = \varepsilon` for :math:`\sqrt\rho` gives the same answer in
     closed form, :math:`\rho = (\sqrt{L + \varepsilon} - \sqrt L)^2` with :math:`L = \ln(1/\delta)`.)
+
+    The conversion from zCDP is a bound, not the exact ε of the Gaussian steps, which is smaller (for
+    1,000 Gaussian releases the bound gives 3.06 where the exact ε is 2.52:
+    :func:`dplib.approximate_composition.zcdp_to_epsilon`): this σ is enough, not the least that would do.
 
     Examples
     --------

@@ -142,8 +142,11 @@ def noisy_gradient(theta, X, y, clip_norm: float, noise_multiplier: float, rng=N
     The noise is drawn once, for the sum, and scaled to the sum's sensitivity (C, or 2C under
     substitution: see :func:`dplib.dp_gd_accounting.dp_gd_rho`), not to 1; dividing by n afterwards divides the
     noise too, so the average carries noise of standard deviation σC/n. Noise of standard deviation σC added
-    to every example instead would be :math:`\sqrt n` times larger on the sum: the sum would be
-    n times more private (ρ/n), bought with :math:`\sqrt n` times the error.
+    to every example instead would be :math:`\sqrt n` times larger on the sum: under substitution the sum
+    would be n times more private (ρ/n), bought with :math:`\sqrt n` times the error. Under add/remove it
+    would not even be that: one more person adds one more noise term, so the sum's variance changes with
+    n (at n = 10 and σ = 2 the Rényi divergence of order 2 is 0.0328, above (ρ/n)·2 = 0.025, and it is
+    infinite from order n + 1).
 
     Examples
     --------

@@ -22,8 +22,13 @@ H     count + textbook float Laplace(1/ε)         1            ∞ (gaps in the
 The three correct vendors are ε-DP on the computer, not only on the reals: their noise is an exact
 discrete Laplace number of steps of a power-of-two grid (:func:`dplib.discrete_laplace.exact_grid_laplace`,
 the construction OpenDP uses; Canonne, Kamath & Steinke 2020), on answers that lie on that grid (counts;
-E rounds each clamped value to the grid, so its sum is exact), so every output can come from both
-neighbours with probabilities within :math:`e^{\varepsilon}` of each other, exactly. numpy's
+E rounds each clamped value to the grid, so its sum is exact, and its bound ``upper`` is on the grid),
+so every output can come from both neighbours with probabilities within :math:`e^{\varepsilon}` of each
+other, exactly. Two assumptions stand under "exactly". The random integers are truly random: they come
+from numpy's PCG64, a statistical generator, not a cryptographic one (its state can be recovered from its
+outputs, and then the noise is known), where OpenDP uses the operating system's secure generator. And
+the input is in the mechanism's domain: records that are NaN or infinite (or not 0/1 for a count) raise
+a ``ValueError``, and that error is itself an output, different from a release. numpy's
 ``Generator.laplace`` would not do: it is the textbook inversion of vendor H (Mironov 2012), and an exact
 membership test finds outputs of one neighbour the other cannot produce.
 
@@ -100,7 +105,8 @@ def laplace_count(data, size=None, rng=None, *, epsilon: float):
     """Number of 1s in ``data`` plus Laplace noise of scale 1 / epsilon on the grid 2**-20, sampled exactly (correct).
 
     A count is a multiple of the grid, so rounding moves nothing: exactly epsilon-DP on doubles
-    (:func:`dplib.discrete_laplace.exact_grid_laplace`).
+    (:func:`dplib.discrete_laplace.exact_grid_laplace`), given truly random integers (numpy's PCG64 is not
+    a cryptographic generator) and 0/1 records (anything else raises a ``ValueError``, itself an output).
     """
     count = float(require_binary(data, "data").sum())
     return _release(0.0, exact_grid_laplace(count, 1.0 / epsilon, GRID, size=_noise_size(size), rng=rng))
@@ -109,8 +115,9 @@ def laplace_count(data, size=None, rng=None, *, epsilon: float):
 def geometric_count(data, size=None, rng=None, *, epsilon: float):
     """Number of 1s plus two-sided geometric noise, P(k) proportional to e^(-epsilon |k|), sampled exactly (correct).
 
-    (:func:`dplib.discrete_laplace.discrete_laplace_steps`; numpy's ``Generator.geometric`` would cut the
-    tails off at a largest value, and the outputs farthest out would come from one neighbour only.)
+    (:func:`dplib.discrete_laplace.discrete_laplace_steps`; numpy's ``Generator.geometric`` would round every
+    probability to a multiple of 2**-53 and cut the tails off at a largest value: a δ of about 1e-15.)
+    epsilon-DP given truly random integers (numpy's PCG64 is not a cryptographic generator) and 0/1 records.
     """
     count = float(require_binary(data, "data").sum())
     return _release(count, discrete_laplace_steps(1.0 / epsilon, size=_noise_size(size), rng=rng))
@@ -121,8 +128,16 @@ def clamped_sum(data, size=None, rng=None, *, epsilon: float, upper: float):
 
     Each value is rounded to the grid after the clamp, so the sum is exact in doubles (fewer than
     2**30 values) and moves by at most ``upper`` when a record is added: exactly
-    (upper / scale)-DP with scale upper / epsilon.
+    (upper / scale)-DP with scale upper / epsilon. That needs ``upper`` on the grid (a multiple of
+    2**-20, > 0): otherwise a record at ``upper`` rounds to a grid point above it (``upper = 3 * 2**-21``
+    rounds to ``2**-19``, and epsilon = 0.5 would really be 2/3), so any other ``upper`` raises a
+    ``ValueError``. ε-DP assumes truly random integers (numpy's PCG64 is not a cryptographic generator)
+    and finite records (NaN or inf raise a ``ValueError``, itself an output).
     """
+    upper = require_epsilon(upper, "upper")
+    if upper / GRID != round(upper / GRID):
+        raise ValueError(f"upper must be a multiple of the grid 2**-20 (so that a clamped record moves the sum by at "
+                         f"most upper), got {upper!r}")
     values = np.clip(require_numeric_array(data, "data"), 0.0, upper)
     total = float((np.round(values / GRID) * GRID).sum())
     return _release(0.0, exact_grid_laplace(total, upper / epsilon, GRID, size=_noise_size(size), rng=rng))

@@ -32,7 +32,8 @@ SyntheticDataExplorer (:mod:`dplib.widgets.synthetic_data`)
     every 2-way marginal of the synthetic table and the real and synthetic shares of the pair.
 PrivateLearningExplorer (:mod:`dplib.widgets.private_learning`)
     clip norm, noise multiplier and steps of DP-GD on Adult; the test accuracy along the run, without
-    noise and without privacy, and the epsilon of the steps under both notions of neighbours.
+    noise and without privacy, and the epsilon of the steps under substitution neighbours (the run
+    divides by the number of people, so no add/remove epsilon holds for it).
 AuditExplorer (:mod:`dplib.widgets.auditing`)
     a vendor mechanism, its claimed epsilon and the number of runs; the output histograms on
     two neighbours, the chosen event and the lower bound on epsilon with its interval.

@@ -3,7 +3,9 @@ r"""Lecture 09's explorer: noisy gradient descent on Adult, its training curve, 
 A pure :func:`private_learning_view` trains logistic regression with full-batch DP-GD
 (:mod:`dplib.private_learning`) for a clip norm C, a noise multiplier σ and T steps, and
 returns the test accuracy along the way, the same run without noise, the non-private model's
-accuracy and the epsilon of the T steps (zCDP, read at δ, under both notions of neighbours).
+accuracy and the epsilon of the T steps (zCDP, read at δ, under substitution neighbours: the run
+divides every step by the number of people, which is public only under substitution, so no add/remove
+epsilon is shown).
 :class:`PrivateLearningExplorer` is the thin widget over it, built on the shared explorer base
 of :mod:`dplib.widgets._render`.
 
@@ -46,7 +48,9 @@ class PrivateLearningView:
     ``checkpoints`` (0 to ``steps``) of the noisy run and of the same run with σ = 0 (the same
     clipping, no privacy); ``baseline_accuracy`` is scikit-learn's model without privacy.
     ``epsilon`` is the whole training's at ``delta`` under substitution neighbours (as unit 08's
-    local records), ``epsilon_add_remove`` under add/remove neighbours; both ``inf`` for σ = 0.
+    local records), ``inf`` for σ = 0. There is no add/remove epsilon: every step divides by the number
+    of people, ``len(X)``, which is private under add/remove, and then the later steps' sums are taken at
+    points that depend on it (:mod:`dplib.dp_gd_accounting`).
     """
 
     clip_norm: float
@@ -56,7 +60,6 @@ class PrivateLearningView:
     delta: float
     seed: int
     epsilon: float
-    epsilon_add_remove: float
     checkpoints: np.ndarray
     accuracy: np.ndarray
     accuracy_without_noise: np.ndarray
@@ -134,8 +137,7 @@ def private_learning_view(clip_norm: float = CLIP_NORM, noise_multiplier: float 
     -----
     The run is :func:`dplib.private_learning.noisy_gradient_descent_path` from
     ``numpy.random.default_rng(seed)``; epsilon is :func:`dplib.dp_gd_accounting.dp_gd_epsilon`,
-    :math:`T\rho_1` with :math:`\rho_1 = 2/\sigma^2` (substitution) or :math:`1/(2\sigma^2)`
-    (add/remove), converted at δ.
+    :math:`T\rho_1` with :math:`\rho_1 = 2/\sigma^2` (substitution neighbours), converted at δ.
 
     Examples
     --------
@@ -160,7 +162,6 @@ def private_learning_view(clip_norm: float = CLIP_NORM, noise_multiplier: float 
     return PrivateLearningView(
         clip_norm, noise_multiplier, steps, learning_rate, delta, seed,
         epsilon=_epsilon(noise_multiplier, steps, delta, "substitute"),
-        epsilon_add_remove=_epsilon(noise_multiplier, steps, delta, "add_remove"),
         checkpoints=checkpoints,
         accuracy=_test_accuracies(noisy, checkpoints, train_size),
         accuracy_without_noise=_test_accuracies(noiseless, checkpoints, train_size),
@@ -174,8 +175,8 @@ class PrivateLearningExplorer(Explorer):
 
     The figure: test accuracy against the step, for the noisy run (solid), the same clipping
     without noise (dashed), scikit-learn without privacy and always predicting <=50K (dotted).
-    The readout: epsilon of the T steps at δ under substitution and add/remove neighbours, and
-    the accuracies of the published model.
+    The readout: epsilon of the T steps at δ under substitution neighbours (the steps divide by
+    the number of people: no add/remove epsilon holds for them), and the accuracies of the published model.
 
     Controls: ``clip_norm``, ``noise_multiplier``, ``steps``, ``seed``.
 
@@ -240,6 +241,6 @@ class PrivateLearningExplorer(Explorer):
         return (f"T = {view.steps} steps, C = {view.clip_norm:.3g}, sigma = {view.noise_multiplier:.3g} "
                 f"(noise sd on the mean gradient sigma C / n = {view.noise_multiplier * view.clip_norm / self.train_size:.2g})"
                 f" &nbsp;|&nbsp; epsilon = {shown(view.epsilon)} at delta = {view.delta:.0e}, substitution neighbours "
-                f"(add/remove: {shown(view.epsilon_add_remove)}) &nbsp;|&nbsp; test accuracy {view.final_accuracy:.3f} "
+                f"&nbsp;|&nbsp; test accuracy {view.final_accuracy:.3f} "
                 f"(no noise {view.accuracy_without_noise[-1]:.3f}; scikit-learn, no privacy, "
                 f"{view.baseline_accuracy:.3f})")

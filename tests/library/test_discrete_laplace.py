@@ -128,3 +128,4 @@ def test_on_grid_is_exact_membership():
     with pytest.raises(ValueError, match="outputs"):
         on_grid(np.nan, 0.0)
     assert on_grid(np.array([0.5, 0.75]), 0.3, 0.25).tolist() == [True, True]
+

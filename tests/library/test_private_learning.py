@@ -164,6 +164,27 @@ def test_dividing_by_len_x_is_zcdp_under_substitution_only():
         assert divergence == pytest.approx(rho * alpha, rel=1e-6)
 
 
+def test_per_person_noise_is_rho_over_n_under_substitution_only():
+    """noisy_gradient's Notes and 09's section 3: noise sigma C on every person's gradient makes the sum rho/n-zCDP
+    under substitution; under add/remove the sum's variance grows with n, and at n = 10, sigma = 2 the Renyi divergence
+    of order 2 is 0.0328 > (rho / n) * 2 = 0.025, infinite from order n + 1."""
+    n, sigma = 10, 2.0
+    rho = dp_gd_rho(sigma, 1, "add_remove")  # 1 / (2 sigma^2) = 0.125 for noise added once
+    spread = sigma * C * math.sqrt(n)  # n noise terms on the sum
+    # substitution: same n terms, the sum moves by at most 2C; the rho of that sum is dp_gd_rho(., "substitute") / n
+    substituted = renyi_divergence(stats.norm(0.0, spread), stats.norm(2 * C, spread), 2.0, 60 * spread)
+    assert substituted == pytest.approx(dp_gd_rho(sigma, 1, "substitute") / n * 2, rel=1e-6)
+    # add/remove: one more person brings a gradient C and one more noise term
+    wide, narrow = stats.norm(C, sigma * C * math.sqrt(n + 1)), stats.norm(0.0, spread)
+    divergence = renyi_divergence(wide, narrow, 2.0, 60 * spread)
+    assert divergence == pytest.approx(0.0328, abs=5e-5) and rho / n * 2 == pytest.approx(0.025)
+    assert divergence > rho / n * 2
+    # finite only while alpha var(narrow) + (1 - alpha) var(wide) > 0: alpha < n + 1 (Gil, Alajaji & Linder 2013)
+    assert (n + 1) * spread**2 + (1 - (n + 1)) * (sigma * C) ** 2 * (n + 1) == 0
+    beyond = [renyi_divergence(wide, narrow, 2.0 * n, k * spread) for k in (10, 20, 30)]
+    assert beyond[0] < beyond[1] < beyond[2] and beyond[2] - beyond[1] > 5  # order 2n: the integral has no limit
+
+
 @pytest.mark.parametrize("arguments, message", [
     ((np.zeros(3), np.ones((2, 3)), [0, 1], -1.0, 1.0), "clip_norm must be a finite number > 0"),
     ((np.zeros(3), np.ones((2, 3)), [0, 1], 1.0, -0.5), "noise_multiplier must be a finite number >= 0"),

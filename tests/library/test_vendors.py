@@ -15,7 +15,7 @@ from scipy import stats
 
 from dplib import (audit_threshold, audit_vendors, can_produce, discrete_laplace_steps, exact_grid_laplace,
                    laplace_privacy_loss, on_grid, vendor_mechanisms)
-from dplib.vendors import DEFECTS, GRID, TRUE_EPSILON, ReusedNoiseCount
+from dplib.vendors import DEFECTS, GRID, TRUE_EPSILON, ReusedNoiseCount, clamped_sum
 
 VENDORS = {v.name: v for v in vendor_mechanisms(rng=0)}
 RUNS = 5_000
@@ -105,6 +105,23 @@ def test_textbook_float_vendor_has_outputs_its_neighbour_cannot_produce():
     revealing = can_produce(on_d, 0.0, 1.0) & ~can_produce(on_d, 1.0, 1.0)
     assert revealing.mean() > 0.7  # ...but most outputs have probability 0 on d_prime: epsilon is infinite
     assert TRUE_EPSILON["H"] == math.inf
+
+
+def test_clamped_sum_moves_by_upper_on_the_grid_and_refuses_an_upper_off_it():
+    """upper on the grid: a record at upper moves the sum by exactly upper (its claimed sensitivity). Off the grid,
+    upper = 3 * 2**-21 would round up to 2**-19 (4/3 of upper: epsilon 0.5 really 2/3), so it is refused."""
+    values = np.linspace(0.0, 0.75, 40)
+    for upper in (1.0, 0.75, 3 * GRID):
+        without = clamped_sum(values, size=50, rng=3, epsilon=0.5, upper=upper)
+        with_record = clamped_sum(np.append(values, 9.0), size=50, rng=3, epsilon=0.5, upper=upper)
+        assert np.all(with_record - without == upper), upper
+    off_grid = 3 * 2.0**-21
+    assert np.round(off_grid / GRID) * GRID == 4 / 3 * off_grid  # what the sum would move by
+    for upper in (off_grid, 0.1, 1.0 + 2.0**-30):
+        with pytest.raises(ValueError, match=r"upper must be a multiple of the grid 2\*\*-20"):
+            clamped_sum(values, rng=0, epsilon=0.5, upper=upper)
+    with pytest.raises(ValueError, match="upper must be a finite number > 0"):
+        clamped_sum(values, rng=0, epsilon=0.5, upper=0.0)
 
 
 def test_each_mechanism_returns_a_number_or_size_releases():

@@ -44,13 +44,14 @@ def test_view_is_the_run_of_dplib_with_the_same_seed(data):
     assert view.accuracy[0] == pytest.approx(view.majority_accuracy)  # theta_0 = 0 predicts <=50K for everybody
 
 
-def test_epsilon_is_read_under_both_notions_of_neighbours():
+def test_epsilon_is_read_under_substitution_only():
+    """The run divides every step by len(X): only the substitution epsilon holds, and only it is shown."""
     view = private_learning_view(1.0, 107.0, 100, train_size=PEOPLE)
     assert view.epsilon == pytest.approx(dp_gd_epsilon(107.0, 100, 1e-6, "substitute"))
-    assert view.epsilon_add_remove == pytest.approx(dp_gd_epsilon(107.0, 100, 1e-6, "add_remove"))
-    assert view.epsilon == pytest.approx(1.0, abs=0.01) and view.epsilon_add_remove < view.epsilon
+    assert view.epsilon == pytest.approx(1.0, abs=0.01)
+    assert not any("add_remove" in field for field in vars(view))
     silent = private_learning_view(1.0, 0.0, 100, train_size=PEOPLE)
-    assert math.isinf(silent.epsilon) and math.isinf(silent.epsilon_add_remove)
+    assert math.isinf(silent.epsilon)
 
 
 def test_more_noise_costs_accuracy_and_buys_privacy():
@@ -74,7 +75,7 @@ def test_explorer_displays_its_widget():
     assert explorer._repr_mimebundle_()[WIDGET_VIEW]["model_id"] == explorer.widget.model_id
     assert bytes(explorer.image.value).startswith(b"\x89PNG")
     assert set(explorer.controls.values()) <= set(explorer.widget.children[0].children)
-    assert "substitution neighbours" in explorer.readout.value and "add/remove" in explorer.readout.value
+    assert "substitution neighbours" in explorer.readout.value and "add/remove" not in explorer.readout.value
 
 
 @pytest.mark.parametrize("control, value", [("clip_norm", 0.3), ("noise_multiplier", 400.0), ("steps", 40), ("seed", 5)])
@@ -91,6 +92,7 @@ def test_moving_a_control_redraws_the_same_artists(control, value):
 def test_steps_follow_the_slider_and_the_readout_shows_epsilon():
     explorer = PrivateLearningExplorer(noise_multiplier=107.0, steps=100, train_size=PEOPLE, max_steps=100)
     assert "epsilon = 1 at delta = 1e-06" in explorer.readout.value.replace("1.00", "1")
+    assert "substitution neighbours" in explorer.readout.value and "add/remove" not in explorer.readout.value
     explorer.steps.value = 25
     x, y = explorer.end_marker.get_data()
     assert x[0] == 25 and y[0] == pytest.approx(explorer.view.final_accuracy)
