@@ -123,3 +123,30 @@ def test_defaults_and_saved_references_survive_a_student_cell(monkeypatch):
     monkeypatch.setattr(copy, "deepcopy", lambda value, memo=None: value)
     with pytest.raises(AssertionError, match="it ignores rng"):
         check_uses_rng(lambda values, rng=None: values + 1.0, np.zeros(10), what="noise")
+
+
+# --- the six styles of tests/helpers/rng_styles.py, on 02's reference laplace_mech -----------------------------------
+
+@pytest.mark.parametrize("style", ["fresh_per_call", "fallback", "module_level_unseeded", "module_level_seeded",
+                                   "global_generator", "random_module"])
+def test_each_style_gets_the_outcome_the_contract_promises(style):
+    import math
+
+    from helpers.rng_styles import HONEST, IGNORES_RNG, MODULE_LEVEL, restyled, rng_cells
+
+    namespace = {"np": np, "math": math}
+    exec(restyled(rng_cells("02_laplace")["laplace_mech_solution"], style), namespace)  # noqa: S102
+    laplace_mech = namespace["laplace_mech"]
+
+    def outcome(check):
+        try:
+            check(laplace_mech, np.zeros(100), 2.0, 0.5, what="laplace_mech")
+        except AssertionError:
+            return "fails"
+        return "passes"
+
+    assert (outcome(check_is_random), outcome(check_uses_rng)) == {
+        **dict.fromkeys(HONEST, ("passes", "passes")),
+        **dict.fromkeys(MODULE_LEVEL, ("fails", "passes")),
+        **dict.fromkeys(IGNORES_RNG, ("passes", "fails")),
+    }[style]
