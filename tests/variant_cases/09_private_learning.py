@@ -343,9 +343,6 @@ def dp_gd_epsilon(noise_multiplier, steps, delta, neighbours="add_remove"):
 VARIANTS += rng_style_variants(
     ASSIGNMENT,
     is_random=("test_noisy_gradient_noise_once_on_the_sum", "test_noisy_gradient_descent_fresh_noise"),
-    uses_rng=(
-        "test_noisy_gradient_noise_once_on_the_sum",
-        "test_noisy_gradient_descent_fresh_noise",
-        "test_central_accuracy_design",
-    ),
+    # central_accuracy's test hands it a stand-in that draws from the rng it is given: any generator passes.
+    uses_rng=("test_noisy_gradient_noise_once_on_the_sum", "test_noisy_gradient_descent_fresh_noise"),
 )
