@@ -431,11 +431,11 @@ VARIANTS = [
         },
         zero=("test_noisy_marginals_composition", "test_sample_independent_columns", "test_sample_tree_follows_the_edges",
               "test_synthesize_samples_consistent_marginals", "test_select_worst_query_factor_two",
-              "test_mwem_replays_the_measurements"),
+              "test_mwem_replays_the_measurements", "test_mwem_budget_per_round"),  # mwem's check_uses_rng too
         full=("test_marginal_public_domain", "test_noisy_marginals_noise_on_counts", "test_consistent_marginals_valid",
               "test_consistent_marginals_projection", "test_sample_tree_empty_row",
               "test_synthesize_reads_the_data_only_to_measure", "test_marginal_errors_total_variation",
-              "test_synthetic_utility_design", "test_multiplicative_weights_update", "test_mwem_budget_per_round"),
+              "test_synthetic_utility_design", "test_multiplicative_weights_update"),
     ),
     mocks_that_equal_everything(
         ["marginal", "noisy_marginals", "consistent_marginals", "sample_independent", "sample_tree", "synthesize",
