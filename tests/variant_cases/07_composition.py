@@ -82,8 +82,8 @@ def accountant_with(spend_body: str) -> str:
 
 # The tests that check the randomness contract on the functions a variant below draws with the random module or
 # numpy's global generator, which ignore rng: those variants lose them (check_uses_rng) and keep everything else.
-HISTOGRAM_IGNORES_RNG_LOSES = ("test_noisy_histogram_scale",)
-ATTACKS_IGNORE_RNG_LOSE = (
+IGNORES_RNG_LOSES = (
+    "test_noisy_histogram_scale",
     "test_averaging_attack_one_query",
     "test_averaging_attack_closes_in",
     "test_above_threshold_noise_scales",
@@ -140,8 +140,8 @@ def noisy_histogram(categories, k, epsilon, rng=None):
     return -1''',
         },
         # It ignores rng (the random module, numpy's global generator): the contract's tests (check_uses_rng) score 0.
-        zero=HISTOGRAM_IGNORES_RNG_LOSES,
-        full=tuple(t for t in ALL_TESTS if t not in HISTOGRAM_IGNORES_RNG_LOSES),
+        zero=IGNORES_RNG_LOSES,
+        full=tuple(t for t in ALL_TESTS if t not in IGNORES_RNG_LOSES),
     ),
     Variant(
         "numpy_global_vectorized_and_isclose",
@@ -187,8 +187,8 @@ def noisy_histogram(categories, k, epsilon, rng=None):
     return int(np.argmax(above)) if above.any() else -1''',
         },
         # It ignores rng (the random module, numpy's global generator): the contract's tests (check_uses_rng) score 0.
-        zero=ATTACKS_IGNORE_RNG_LOSE,
-        full=tuple(t for t in ALL_TESTS if t not in ATTACKS_IGNORE_RNG_LOSE),
+        zero=IGNORES_RNG_LOSES,
+        full=tuple(t for t in ALL_TESTS if t not in IGNORES_RNG_LOSES),
     ),
     Variant(
         "max_for_sequential_sum_for_parallel_substitute_is_one",
