@@ -31,6 +31,11 @@ Rules these helpers enforce for every test that uses them:
   values again; and one whose values depend on anything but its random generator (a function
   that draws afresh only where it finds it runs in the copy): given the same randomness for
   calls chosen at random, it does not repeat them.
+- **One randomness rule.** Every function with an ``rng`` argument draws all its random numbers
+  from one generator, made at its top with ``rng = np.random.default_rng(rng)``:
+  :func:`check_uses_rng` (:mod:`.rng_contract`) fails one that ignores ``rng`` (numpy's global
+  generator, the ``random`` module), and :func:`check_is_random` one that falls back on a generator
+  created once.
 
 The package holds the harness (:func:`quiet`, :func:`disabled`, :func:`substituted`) here,
 the derivation of what :func:`disabled` switches off in :mod:`.delegation`, the type checks of
@@ -61,6 +66,7 @@ __all__ = [
     "check_equal",
     "check_frame",
     "check_is_random",
+    "check_uses_rng",
     "check_number",
     "check_close",
     "check_binomial",
@@ -197,4 +203,5 @@ from dplib.testing.checks import (  # noqa: E402
     check_mean,
 )
 from dplib.testing.randomness import check_is_random  # noqa: E402
+from dplib.testing.rng_contract import check_uses_rng  # noqa: E402
 from dplib.testing.values import check_array, check_bool, check_equal, check_frame, check_number  # noqa: E402

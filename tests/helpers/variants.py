@@ -1,8 +1,8 @@
 """Grade made-up submissions of an assignment, to prove what its hidden tests do.
 
 A *variant* is the reference notebook with some solution cells replaced: a correct
-answer written differently (a loop, the ``random`` module), a classic mistake, or a
-delegation to dplib. Each assignment's variants live in ``tests/variant_cases/<assignment>.py``
+answer written differently (a loop, another numpy call), a style of drawing randomness
+(:mod:`helpers.rng_styles`), a classic mistake, or a delegation to dplib. Each assignment's variants live in ``tests/variant_cases/<assignment>.py``
 (a list ``VARIANTS``). :func:`grade_assignment` grades them together with the reference
 solution and the untouched release in one course folder with one ``nbgrader autograde``
 run; ``tests/notebooks/test_pipeline.py`` and ``tests/notebooks/test_variants.py`` read the same run.

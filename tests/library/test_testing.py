@@ -352,7 +352,7 @@ def test_public_names():
     assert set(testing.__all__) == {
         "DelegationError", "quiet", "disabled", "delegation_closure", "check_close", "check_binomial", "check_fraction",
         "check_categorical", "check_distribution", "check_mean", "binomial_bounds", "substituted",
-        "check_array", "check_bool", "check_equal", "check_frame", "check_is_random", "check_number",
+        "check_array", "check_bool", "check_equal", "check_frame", "check_is_random", "check_number", "check_uses_rng",
     }
     assert all(hasattr(testing, name) for name in testing.__all__)
 

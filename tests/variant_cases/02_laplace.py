@@ -1,5 +1,6 @@
 """02_laplace: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
 
+from helpers.rng_styles import rng_style_variants
 from helpers.variants import Variant, autograded_tests, mocks_that_equal_everything, requires_finite
 
 ASSIGNMENT = "02_laplace"
@@ -19,6 +20,8 @@ def laplace_mech_with(noise_line: str, checks: str = CHECKS, make_rng: str = "  
         + "    return noisy if noisy.ndim else float(noisy)"
     )
 
+
+RANDOM_MODULE_LOSES = ("test_laplace_mech_scale", "test_laplace_histogram_l1_scale", "test_noisy_average_budget")
 
 VARIANTS = [
     Variant(
@@ -74,7 +77,10 @@ def laplace_mech(value, sensitivity, epsilon, rng=None):
     return noisy_total / noisy_count''',
             "uniform_noise_epsilon_solution": 'def uniform_noise_epsilon():\n    return float("inf")',
         },
-        full=ALL_TESTS,
+        # The random module ignores rng: the tests that check the contract (check_uses_rng) on laplace_mech, on this
+        # laplace_histogram and on noisy_average score 0; everything else keeps full marks.
+        zero=RANDOM_MODULE_LOSES,
+        full=tuple(t for t in ALL_TESTS if t not in RANDOM_MODULE_LOSES),
     ),
     Variant(
         "numpy_global_and_scipy",
@@ -95,7 +101,10 @@ def laplace_mech(value, sensitivity, epsilon, rng=None):
     return noisy_sum / noisy_count''',
             "uniform_noise_epsilon_solution": "def uniform_noise_epsilon():\n    return np.inf",
         },
-        full=ALL_TESTS,
+        # scipy's rvs without random_state and np.random.laplace ignore rng (check_uses_rng); laplace_histogram is the
+        # reference.
+        zero=("test_laplace_mech_scale", "test_noisy_average_budget"),
+        full=tuple(t for t in ALL_TESTS if t not in ("test_laplace_mech_scale", "test_noisy_average_budget")),
     ),
     Variant(
         "scale_epsilon_over_sensitivity_swapped_formulas_rng_none_breaks",
@@ -146,9 +155,10 @@ def laplace_mech(value, sensitivity, epsilon, rng=None):
     noisy_count = values.size + np.random.laplace(0, 1 / (epsilon / 2))
     return noisy_sum / noisy_count''',
         },
+        # noisy_average draws from np.random, which ignores rng: check_uses_rng zeroes its budget test.
         zero=("test_laplace_mech_scale", "test_laplace_mech_validation", "test_clipped_sum_sensitivity", "test_noisy_average_clipping",
-              "test_laplace_histogram_l1_scale"),
-        full=("test_laplace_mech_per_entry", "test_noisy_average_budget", "test_laplace_tail", "test_proportion_sensitivity"),
+              "test_laplace_histogram_l1_scale", "test_noisy_average_budget"),
+        full=("test_laplace_mech_per_entry", "test_laplace_tail", "test_proportion_sensitivity"),
     ),
     Variant(
         "one_draw_for_the_whole_array_whole_epsilon_twice",
@@ -227,7 +237,8 @@ def noisy_average(values, lower, upper, epsilon, rng=None):
         },
         # Every distribution test passes (the seeded noise is Laplace); the replay, given the same randomness as the
         # real run for some calls, sees other values there: the scale test (3 points) scores 0, and so does the budget
-        # test of the reference's noisy_average, which draws its noise with this laplace_mech.
+        # test of the reference's noisy_average, which draws its noise with this laplace_mech (and, as it ignores
+        # rng, fails check_uses_rng there too).
         zero=("test_laplace_mech_scale", "test_noisy_average_budget"),
         full=tuple(t for t in ALL_TESTS if t not in ("test_laplace_mech_scale", "test_noisy_average_budget")),
     ),
@@ -288,3 +299,14 @@ def noisy_average(values, lower, upper, epsilon, rng=None):
         full=("test_laplace_histogram_l1_scale",),
     ),
 ]
+
+
+# The randomness contract, one variant per style (tests/helpers/rng_styles.py): the honest styles keep full marks;
+# a generator created once at module level fails the tests that call check_is_random, a function that ignores rng
+# (numpy's global generator, the random module) those that call check_uses_rng.
+VARIANTS += rng_style_variants(
+    ASSIGNMENT,
+    # laplace_histogram is graded with dplib's laplace_mech: its test keeps full marks in every style.
+    is_random=("test_laplace_mech_scale", "test_noisy_average_budget"),
+    uses_rng=("test_laplace_mech_scale", "test_noisy_average_budget"),
+)

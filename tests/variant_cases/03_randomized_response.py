@@ -1,9 +1,13 @@
 """03_randomized_response: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
 
+from helpers.rng_styles import rng_style_variants
 from helpers.variants import Variant, autograded_tests, mocks_that_equal_everything
 
 ASSIGNMENT = "03_randomized_response"
 ALL_TESTS = autograded_tests(ASSIGNMENT)
+
+# Both functions that draw randomness are checked for the contract in their rate tests.
+IGNORES_RNG_LOSES = ("test_coin_rr_rates", "test_privatize_image_rates")
 
 VARIANTS = [
     Variant(
@@ -58,7 +62,9 @@ def privatize_image(image, alpha, beta, rng=None):
         worst = max(worst, math.log(max(a, b) / min(a, b)))
     return worst''',
         },
-        full=ALL_TESTS,
+        # The random module / numpy's global generator ignore rng: the contract's tests (check_uses_rng) score 0.
+        zero=IGNORES_RNG_LOSES,
+        full=tuple(t for t in ALL_TESTS if t not in IGNORES_RNG_LOSES),
     ),
     Variant(
         "numpy_global_and_coin_roles_swapped",
@@ -91,7 +97,9 @@ def privatize_image(image, alpha, beta, rng=None):
         epsilon = max(epsilon, np.log(column.max() / column.min()))
     return float(epsilon)''',
         },
-        full=ALL_TESTS,
+        # The random module / numpy's global generator ignore rng: the contract's tests (check_uses_rng) score 0.
+        zero=IGNORES_RNG_LOSES,
+        full=tuple(t for t in ALL_TESTS if t not in IGNORES_RNG_LOSES),
     ),
     Variant(
         "shared_coins_ln2_two_mean_minus_one",
@@ -233,3 +241,13 @@ def privatize_image(image, alpha, beta, rng=None):
         zero=ALL_TESTS,
     ),
 ]
+
+
+# The randomness contract, one variant per style (tests/helpers/rng_styles.py): the honest styles keep full marks;
+# a generator created once at module level fails the tests that call check_is_random, a function that ignores rng
+# (numpy's global generator, the random module) those that call check_uses_rng.
+VARIANTS += rng_style_variants(
+    ASSIGNMENT,
+    is_random=("test_coin_rr_rates", "test_privatize_image_rates"),
+    uses_rng=("test_coin_rr_rates", "test_privatize_image_rates"),
+)

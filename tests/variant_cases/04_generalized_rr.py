@@ -1,9 +1,14 @@
 """04_generalized_rr: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
 
+from helpers.rng_styles import rng_style_variants
 from helpers.variants import Variant, autograded_tests, mocks_that_equal_everything
 
 ASSIGNMENT = "04_generalized_rr"
 ALL_TESTS = autograded_tests(ASSIGNMENT)
+
+# The tests that check the randomness contract on the functions a variant below draws with the random module or
+# numpy's global generator, which ignore rng: those variants lose them (check_uses_rng) and keep everything else.
+IGNORES_RNG_LOSES = ("test_rand_resp_keep_rates", "test_k_rand_resp_lies_uniform")
 
 VARIANTS = [
     Variant(
@@ -52,7 +57,9 @@ def k_rand_resp(categories, k, epsilon, rng=None):
                     worst = max(worst, math.log(a / b))
     return worst''',
         },
-        full=ALL_TESTS,
+        # It ignores rng (the random module, numpy's global generator): the contract's tests (check_uses_rng) score 0.
+        zero=IGNORES_RNG_LOSES,
+        full=tuple(t for t in ALL_TESTS if t not in IGNORES_RNG_LOSES),
     ),
     Variant(
         "swapped_p_q_textbook_epsilon_k_not_k_minus_1_lie_skips_a_value_rows_not_columns",
@@ -219,3 +226,13 @@ def k_rand_resp(categories, k, epsilon, rng=None):
         zero=ALL_TESTS,
     ),
 ]
+
+
+# The randomness contract, one variant per style (tests/helpers/rng_styles.py): the honest styles keep full marks;
+# a generator created once at module level fails the tests that call check_is_random, a function that ignores rng
+# (numpy's global generator, the random module) those that call check_uses_rng.
+VARIANTS += rng_style_variants(
+    ASSIGNMENT,
+    is_random=("test_rand_resp_keep_rates", "test_k_rand_resp_lies_uniform"),
+    uses_rng=("test_rand_resp_keep_rates", "test_k_rand_resp_lies_uniform"),
+)

@@ -1,9 +1,14 @@
 """05_estimation: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
 
+from helpers.rng_styles import rng_style_variants
 from helpers.variants import Variant, autograded_tests, mocks_that_equal_everything
 
 ASSIGNMENT = "05_estimation"
 ALL_TESTS = autograded_tests(ASSIGNMENT)
+
+# The tests that check the randomness contract on the functions a variant below draws with the random module or
+# numpy's global generator, which ignore rng: those variants lose them (check_uses_rng) and keep everything else.
+IGNORES_RNG_LOSES = ("test_error_vs_epsilon_many_trials",)
 
 VARIANTS = [
     Variant(
@@ -86,7 +91,9 @@ def error_vs_epsilon(true_counts, epsilons, trials, rng=None):
     table.index.name = "epsilon"
     return table''',
         },
-        full=ALL_TESTS,
+        # It ignores rng (the random module, numpy's global generator): the contract's tests (check_uses_rng) score 0.
+        zero=IGNORES_RNG_LOSES,
+        full=tuple(t for t in ALL_TESTS if t not in IGNORES_RNG_LOSES),
     ),
     Variant(
         "p_minus_q_no_n_missing_categories_clipping_raw_crosstab_one_trial",
@@ -271,3 +278,13 @@ def rr_confidence_interval(responses, p, q, alpha=0.05):
         zero=ALL_TESTS,
     ),
 ]
+
+
+# The randomness contract, one variant per style (tests/helpers/rng_styles.py): the honest styles keep full marks;
+# a generator created once at module level fails the tests that call check_is_random, a function that ignores rng
+# (numpy's global generator, the random module) those that call check_uses_rng.
+VARIANTS += rng_style_variants(
+    ASSIGNMENT,
+    is_random=("test_error_vs_epsilon_many_trials",),
+    uses_rng=("test_error_vs_epsilon_many_trials",),
+)

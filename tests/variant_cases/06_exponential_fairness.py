@@ -5,6 +5,7 @@ at it: the factor 2 dropped, the L2 norm used to normalise, ``np.exp`` overflow,
 a proportion, the argmax returned instead of a sample.
 """
 
+from helpers.rng_styles import rng_style_variants
 from helpers.variants import Variant, autograded_tests, mocks_that_equal_everything
 
 ASSIGNMENT = "06_exponential_fairness"
@@ -15,6 +16,10 @@ GUMBEL = "test_report_noisy_max_gumbel_distribution"
 PROPORTION = "test_score_sensitivity_of_proportion"
 SOCKS = "test_majority_probability_socks"
 ALL_TESTS = autograded_tests(ASSIGNMENT)
+
+# The tests that check the randomness contract on the functions a variant below draws with the random module or
+# numpy's global generator, which ignore rng: those variants lose them (check_uses_rng) and keep everything else.
+IGNORES_RNG_LOSES = ("test_exponential_mechanism_samples", "test_report_noisy_max_gumbel_distribution")
 
 VARIANTS = [
     Variant(
@@ -51,7 +56,9 @@ def exponential_mechanism(scores, epsilon, sensitivity, rng=None, size=None):
     shares = [(group_size - minority_count) / group_size, minority_count / group_size]
     return exponential_probabilities(shares, epsilon, score_sensitivity_of_proportion(group_size))[0]''',
         },
-        full=ALL_TESTS,
+        # It ignores rng (the random module, numpy's global generator): the contract's tests (check_uses_rng) score 0.
+        zero=IGNORES_RNG_LOSES,
+        full=tuple(t for t in ALL_TESTS if t not in IGNORES_RNG_LOSES),
     ),
     Variant(
         "legacy_numpy_and_closed_form",
@@ -70,7 +77,9 @@ def exponential_probabilities(scores, epsilon, sensitivity):
             "majority_probability_solution": '''def majority_probability(group_size, minority_count, epsilon):
     return 1 / (1 + math.exp(-epsilon * (group_size - 2 * minority_count) / 2))''',
         },
-        full=ALL_TESTS,
+        # It ignores rng (the random module, numpy's global generator): the contract's tests (check_uses_rng) score 0.
+        zero=IGNORES_RNG_LOSES,
+        full=tuple(t for t in ALL_TESTS if t not in IGNORES_RNG_LOSES),
     ),
     Variant(
         "factor_two_dropped",
@@ -223,3 +232,13 @@ def exponential_probabilities(scores, epsilon, sensitivity):
         full=(PROBABILITIES, OVERFLOW, PROPORTION),
     ),
 ]
+
+
+# The randomness contract, one variant per style (tests/helpers/rng_styles.py): the honest styles keep full marks;
+# a generator created once at module level fails the tests that call check_is_random, a function that ignores rng
+# (numpy's global generator, the random module) those that call check_uses_rng.
+VARIANTS += rng_style_variants(
+    ASSIGNMENT,
+    is_random=("test_exponential_mechanism_samples", "test_report_noisy_max_gumbel_distribution"),
+    uses_rng=("test_exponential_mechanism_samples", "test_report_noisy_max_gumbel_distribution"),
+)

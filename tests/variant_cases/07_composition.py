@@ -9,6 +9,7 @@ scales. AboveThreshold's noise structure shows only over several queries compare
 so a fresh threshold per query and swapped scales lose both of its distribution tests.
 """
 
+from helpers.rng_styles import rng_style_variants
 from helpers.variants import Variant, autograded_tests, mocks_that_equal_everything
 
 ASSIGNMENT = "07_composition"
@@ -79,6 +80,16 @@ def accountant_with(spend_body: str) -> str:
 {spend_body}'''
 
 
+# The tests that check the randomness contract on the functions a variant below draws with the random module or
+# numpy's global generator, which ignore rng: those variants lose them (check_uses_rng) and keep everything else.
+IGNORES_RNG_LOSES = (
+    "test_noisy_histogram_scale",
+    "test_averaging_attack_one_query",
+    "test_averaging_attack_closes_in",
+    "test_above_threshold_noise_scales",
+    "test_above_threshold_threshold_drawn_once",
+)
+
 VARIANTS = [
     Variant(
         "loops_and_random_module",
@@ -128,7 +139,9 @@ def noisy_histogram(categories, k, epsilon, rng=None):
             return index
     return -1''',
         },
-        full=ALL_TESTS,
+        # It ignores rng (the random module, numpy's global generator): the contract's tests (check_uses_rng) score 0.
+        zero=IGNORES_RNG_LOSES,
+        full=tuple(t for t in ALL_TESTS if t not in IGNORES_RNG_LOSES),
     ),
     Variant(
         "numpy_global_vectorized_and_isclose",
@@ -173,7 +186,9 @@ def noisy_histogram(categories, k, epsilon, rng=None):
     above = queries + np.random.laplace(0, 4 / epsilon, size=queries.shape) >= noisy_threshold
     return int(np.argmax(above)) if above.any() else -1''',
         },
-        full=ALL_TESTS,
+        # It ignores rng (the random module, numpy's global generator): the contract's tests (check_uses_rng) score 0.
+        zero=IGNORES_RNG_LOSES,
+        full=tuple(t for t in ALL_TESTS if t not in IGNORES_RNG_LOSES),
     ),
     Variant(
         "max_for_sequential_sum_for_parallel_substitute_is_one",
@@ -339,3 +354,25 @@ class PrivacyAccountant:
         zero=ALL_TESTS,
     ),
 ]
+
+
+# The randomness contract, one variant per style (tests/helpers/rng_styles.py): the honest styles keep full marks;
+# a generator created once at module level fails the tests that call check_is_random, a function that ignores rng
+# (numpy's global generator, the random module) those that call check_uses_rng.
+VARIANTS += rng_style_variants(
+    ASSIGNMENT,
+    is_random=(
+        "test_noisy_histogram_scale",
+        "test_averaging_attack_one_query",
+        "test_averaging_attack_closes_in",
+        "test_above_threshold_noise_scales",
+        "test_above_threshold_threshold_drawn_once",
+    ),
+    uses_rng=(
+        "test_noisy_histogram_scale",
+        "test_averaging_attack_one_query",
+        "test_averaging_attack_closes_in",
+        "test_above_threshold_noise_scales",
+        "test_above_threshold_threshold_drawn_once",
+    ),
+)

@@ -1,5 +1,6 @@
 """08_approximate_dp: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
 
+from helpers.rng_styles import rng_style_variants
 from helpers.variants import Variant, autograded_tests, mocking_source, mocks_that_equal_everything
 
 ASSIGNMENT = "08_approximate_dp"
@@ -136,8 +137,19 @@ def private_accuracy_with(train_line: str, test_argument: str = "test", trials: 
     return pd.DataFrame(rows, columns=["epsilon", "accuracy_mean", "accuracy_std"]).set_index("epsilon")'''
 
 
+# The tests that check the randomness contract on the functions a variant below draws with the random module or
+# numpy's global generator, which ignore rng: those variants lose them (check_uses_rng) and keep everything else.
+IGNORES_RNG_LOSES = (
+    "test_gaussian_mech_noise_scale",
+    "test_gaussian_mech_per_entry",
+    "test_privatize_columns_budget_split",
+    "test_privatize_columns_full_domain",
+)
+
 VARIANTS = [
-    Variant("loops_random_module_strings_trials_outside", RIGHT, full=ALL_TESTS),
+    # It ignores rng (the random module, numpy's global generator): the contract's tests (check_uses_rng) score 0.
+    Variant("loops_random_module_strings_trials_outside", RIGHT, zero=IGNORES_RNG_LOSES,
+            full=tuple(t for t in ALL_TESTS if t not in IGNORES_RNG_LOSES)),
     Variant(
         "log_one_over_delta_l1_histogram_factor_two_whole_epsilon_private_test",
         {
@@ -342,3 +354,23 @@ def zcdp_to_epsilon(rho, delta):
         full=("test_advanced_composition_both_terms", "test_zcdp_to_epsilon_conversion"),
     ),
 ]
+
+
+# The randomness contract, one variant per style (tests/helpers/rng_styles.py): the honest styles keep full marks;
+# a generator created once at module level fails the tests that call check_is_random, a function that ignores rng
+# (numpy's global generator, the random module) those that call check_uses_rng.
+VARIANTS += rng_style_variants(
+    ASSIGNMENT,
+    is_random=(
+        "test_gaussian_mech_noise_scale",
+        "test_gaussian_mech_per_entry",
+        "test_privatize_columns_budget_split",
+        "test_privatize_columns_full_domain",
+    ),
+    uses_rng=(
+        "test_gaussian_mech_noise_scale",
+        "test_gaussian_mech_per_entry",
+        "test_privatize_columns_budget_split",
+        "test_privatize_columns_full_domain",
+    ),
+)

@@ -1,5 +1,6 @@
 """09_private_learning: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
 
+from helpers.rng_styles import rng_style_variants
 from helpers.variants import (
     Variant,
     autograded_tests,
@@ -142,9 +143,18 @@ def noisy_gradient(theta, X, y, clip_norm, noise_multiplier, rng=None):
 }
 
 
+# The tests that check the randomness contract on the functions a variant below draws with the random module or
+# numpy's global generator, which ignore rng: those variants lose them (check_uses_rng) and keep everything else.
+IGNORES_RNG_LOSES = ("test_noisy_gradient_noise_once_on_the_sum",)
+
 VARIANTS = [
-    Variant("vectorized_differently_closed_form_noise_on_the_mean", RIGHT, full=ALL_TESTS),
-    Variant("loop_over_people_random_module_recursion_bisection", LOOPS, full=ALL_TESTS),
+    # Its noisy_gradient_descent hands no rng on to noisy_gradient (each step draws from a fresh generator): it ignores
+    # rng, and the contract's test of noisy_gradient_descent (check_uses_rng) scores 0.
+    Variant("vectorized_differently_closed_form_noise_on_the_mean", RIGHT, zero=("test_noisy_gradient_descent_fresh_noise",),
+            full=tuple(t for t in ALL_TESTS if t != "test_noisy_gradient_descent_fresh_noise")),
+    # It ignores rng (the random module, numpy's global generator): the contract's tests (check_uses_rng) score 0.
+    Variant("loop_over_people_random_module_recursion_bisection", LOOPS, zero=IGNORES_RNG_LOSES,
+            full=tuple(t for t in ALL_TESTS if t not in IGNORES_RNG_LOSES)),
     Variant(
         "batch_clipping_sign_flipped",
         {
@@ -328,3 +338,14 @@ def dp_gd_epsilon(noise_multiplier, steps, delta, neighbours="add_remove"):
         zero=ALL_TESTS,
     ),
 ]
+
+
+# The randomness contract, one variant per style (tests/helpers/rng_styles.py): the honest styles keep full marks;
+# a generator created once at module level fails the tests that call check_is_random, a function that ignores rng
+# (numpy's global generator, the random module) those that call check_uses_rng.
+VARIANTS += rng_style_variants(
+    ASSIGNMENT,
+    is_random=("test_noisy_gradient_noise_once_on_the_sum", "test_noisy_gradient_descent_fresh_noise"),
+    # central_accuracy's test hands it a stand-in that draws from the rng it is given: any generator passes.
+    uses_rng=("test_noisy_gradient_noise_once_on_the_sum", "test_noisy_gradient_descent_fresh_noise"),
+)

@@ -1,5 +1,6 @@
 """10_synthetic_data: correct answers written differently keep full marks; classic mistakes and delegation lose them."""
 
+from helpers.rng_styles import rng_style_variants
 from helpers.variants import Variant, autograded_tests, mocks_that_equal_everything
 
 ASSIGNMENT = "10_synthetic_data"
@@ -430,11 +431,11 @@ VARIANTS = [
         },
         zero=("test_noisy_marginals_composition", "test_sample_independent_columns", "test_sample_tree_follows_the_edges",
               "test_synthesize_samples_consistent_marginals", "test_select_worst_query_factor_two",
-              "test_mwem_replays_the_measurements"),
+              "test_mwem_replays_the_measurements", "test_mwem_budget_per_round"),  # mwem's check_uses_rng too
         full=("test_marginal_public_domain", "test_noisy_marginals_noise_on_counts", "test_consistent_marginals_valid",
               "test_consistent_marginals_projection", "test_sample_tree_empty_row",
               "test_synthesize_reads_the_data_only_to_measure", "test_marginal_errors_total_variation",
-              "test_synthetic_utility_design", "test_multiplicative_weights_update", "test_mwem_budget_per_round"),
+              "test_synthetic_utility_design", "test_multiplicative_weights_update"),
     ),
     mocks_that_equal_everything(
         ["marginal", "noisy_marginals", "consistent_marginals", "sample_independent", "sample_tree", "synthesize",
@@ -466,3 +467,28 @@ VARIANTS = [
         zero=ALL_TESTS,
     ),
 ]
+
+
+# The randomness contract, one variant per style (tests/helpers/rng_styles.py): the honest styles keep full marks;
+# a generator created once at module level fails the tests that call check_is_random, a function that ignores rng
+# (numpy's global generator, the random module) those that call check_uses_rng.
+VARIANTS += rng_style_variants(
+    ASSIGNMENT,
+    is_random=(
+        "test_noisy_marginals_composition",
+        "test_sample_independent_columns",
+        "test_sample_tree_follows_the_edges",
+        "test_synthesize_samples_consistent_marginals",
+        "test_select_worst_query_factor_two",
+        "test_mwem_budget_per_round",
+    ),
+    uses_rng=(
+        "test_noisy_marginals_composition",
+        "test_sample_independent_columns",
+        "test_sample_tree_follows_the_edges",
+        "test_synthesize_samples_consistent_marginals",
+        "test_select_worst_query_factor_two",
+        "test_mwem_budget_per_round",
+        "test_mwem_replays_the_measurements",
+    ),
+)

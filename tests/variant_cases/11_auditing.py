@@ -1,5 +1,6 @@
 """11_auditing: correct audits written differently keep full marks; the classic mistakes and delegation lose them."""
 
+from helpers.rng_styles import rng_style_variants
 from helpers.variants import Variant, autograded_tests
 
 ASSIGNMENT = "11_auditing"
@@ -142,8 +143,14 @@ DELEGATING = {
     return dplib.reconstruct(queries, answers)''',
 }
 
+# The tests that check the randomness contract on the functions a variant below draws with the random module or
+# numpy's global generator, which ignore rng: those variants lose them (check_uses_rng) and keep everything else.
+IGNORES_RNG_LOSES = ("test_grid_laplace_outputs_on_the_grid",)
+
 VARIANTS = [
-    Variant("binomtest_bisect_halves_sidak_python_ints_random_module_normal_equations", RIGHT, full=ALL_TESTS),
+    # It ignores rng (the random module, numpy's global generator): the contract's tests (check_uses_rng) score 0.
+    Variant("binomtest_bisect_halves_sidak_python_ints_random_module_normal_equations", RIGHT, zero=IGNORES_RNG_LOSES,
+            full=tuple(t for t in ALL_TESTS if t not in IGNORES_RNG_LOSES)),
     Variant(
         "wald_interval_point_estimate_two_sided_event",
         {
@@ -256,3 +263,13 @@ VARIANTS = [
     ),
     Variant("delegates_to_dplib", DELEGATING, zero=ALL_TESTS),
 ]
+
+
+# The randomness contract, one variant per style (tests/helpers/rng_styles.py): the honest styles keep full marks;
+# a generator created once at module level fails the tests that call check_is_random, a function that ignores rng
+# (numpy's global generator, the random module) those that call check_uses_rng.
+VARIANTS += rng_style_variants(
+    ASSIGNMENT,
+    is_random=("test_grid_laplace_outputs_on_the_grid",),
+    uses_rng=("test_audit_threshold_refutes_broken_mechanisms", "test_grid_laplace_outputs_on_the_grid"),
+)
