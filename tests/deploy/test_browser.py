@@ -71,6 +71,20 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def stop_server(server: subprocess.Popen) -> None:
+    """Stop a server started with ``start_new_session=True``, and anything it left behind in its process group."""
+    server.terminate()
+    try:
+        server.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait(timeout=5)
+    try:  # anything it left behind, by our own process group id
+        os.killpg(server.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def wait_until_serving(server: subprocess.Popen, status_url: str, log: Path, name: str,
                        timeout: float = SERVER_START_TIMEOUT, poll: float = 0.25) -> None:
     """Wait until ``status_url`` of the server ``server`` answers 200; fail with its log if it exits or ``timeout`` passes."""

@@ -24,7 +24,6 @@ import html
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -36,7 +35,7 @@ from nbgrader.api import Gradebook
 from dpgrader import Course
 from dpgrader.course import REPO_ROOT
 from helpers.variants import notebook_with
-from test_browser import browser_page, free_port, save_screenshot, wait_until_serving
+from test_browser import browser_page, free_port, save_screenshot, stop_server, wait_until_serving
 
 pytestmark = pytest.mark.xdist_group("grading_active_content")  # one worker grades the submission once
 
@@ -164,16 +163,7 @@ def formgrader(graded, tmp_path, request):
             wait_until_serving(server, f"{url}/api/status?token={token}", tmp_path / "server.log", "the Jupyter server")
             yield url, token
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait(timeout=5)
-            try:  # anything it left behind, by our own process group id
-                os.killpg(server.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            stop_server(server)
 
 
 class Watch:

@@ -17,7 +17,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import urllib.error
@@ -30,7 +29,7 @@ from nbgrader.api import Gradebook, Student
 
 from dpgrader import Course
 from dpgrader.course import REPO_ROOT
-from test_browser import browser_page, free_port, save_screenshot, wait_until_serving
+from test_browser import browser_page, free_port, save_screenshot, stop_server, wait_until_serving
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser_formgrader")]
 
@@ -105,16 +104,7 @@ def _serve(root: Path, tmp_path: Path, config: Path, env_extra: dict[str, str] |
 
 
 def _stop(server: subprocess.Popen, log) -> None:
-    server.terminate()
-    try:
-        server.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait(timeout=5)
-    try:  # anything it left behind, by our own process group id
-        os.killpg(server.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    stop_server(server)
     log.close()
 
 
