@@ -140,15 +140,41 @@ def laplace_mech(value, sensitivity, epsilon, rng=None):
 
 #: Variants that keep the reference's code (or another variant's) and change only the types it takes or returns, to
 #: try the checks on numpy scalars, bools and lists (numpy_scalars_*, numpy_bools_*, ...; not numpy_global_*, which
-#: are written independently): copies of the reference by construction, not independent answers.
-SAME_CODE_OTHER_TYPES = re.compile(r"^numpy_(?!global)")
+#: are written independently), or only the line that makes the generator (rng_style_*, tests/helpers/rng_styles.py):
+#: copies of the reference by construction, not independent answers.
+SAME_CODE_OTHER_TYPES = re.compile(r"^(?:numpy_(?!global)|rng_style_)")
+
+
+#: A draw from numpy's global generator or the random module: a right answer that ignores ``rng``, which loses only
+#: the tests of the randomness contract (the rest of its code is as independent as any other right answer).
+IGNORES_RNG = re.compile(r"\brandom\.(?!default_rng)[a-z]\w*\(|\bnp\.random\.(?!default_rng|Generator|PCG64|SeedSequence)"
+                         r"[a-z]\w*\(|\.rvs\(")
+
+
+#: A generator seeded once (the fixed_seeds variants: the reference's code with a seed, no independent answer).
+SEEDED = re.compile(r"default_rng\(\d|\.seed\(")
+
+
+def contract_tests(assignment: str) -> set[str]:
+    """The tests of ``assignment`` that check the randomness contract (they call ``check_uses_rng``)."""
+    notebook = nbformat.read(str(SOURCES[assignment]), as_version=4)
+    return {cell.metadata["nbgrader"]["grade_id"] for cell in notebook.cells
+            if cell.metadata.get("nbgrader", {}).get("grade") and "check_uses_rng" in cell.source}
 
 
 def honest_variants(assignment: str) -> dict:
-    """The right-but-different answers of tests/variant_cases/<assignment>.py (``full=`` only, no ``zero=``), each
-    written independently of the reference."""
+    """The right-but-different answers of tests/variant_cases/<assignment>.py, each written independently of the
+    reference: ``full=`` only, no ``zero=``, or zero only on the randomness contract's tests for drawing from numpy's
+    global generator or the random module."""
+    contract = contract_tests(assignment)
+
+    def right(variant) -> bool:
+        codes = variant.replacements.values()
+        return not variant.zero or (set(variant.zero) <= contract and any(IGNORES_RNG.search(code) for code in codes)
+                                    and not any(SEEDED.search(code) for code in codes))
+
     return {v.name: v.replacements for v in variants_of(assignment)
-            if v.full and not v.zero and not SAME_CODE_OTHER_TYPES.match(v.name)}
+            if v.full and right(v) and not SAME_CODE_OTHER_TYPES.match(v.name)}
 
 
 def body_of(function) -> str:
