@@ -692,7 +692,7 @@ SWITCHING = {
     "/proc/self/stat": "_START = open('/proc/self/stat').read().rsplit(')', 1)[1].split()[19]\n"
                        "in_replay = lambda: open('/proc/self/stat').read().rsplit(')', 1)[1].split()[19] != _START",
     # its resource usage: the page faults of a new process start again too
-    "resource usage": "import resource\nin_replay = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_minflt < 2000",
+    "resource usage": "import resource\nin_replay = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_minflt < 20000",
 }
 
 SWITCHING_MECHANISM = """
