@@ -34,14 +34,14 @@ from dplib.testing.entropy import KEY_BYTES as _KEY_BYTES
 from dplib.testing.entropy import KeyStream as _KeyStream
 from dplib.testing.entropy import new_key as _new_key
 from dplib.testing.entropy import pinned_entropy as _pinned_entropy
-from dplib.testing.values import check_frame, plain_array
+from dplib.testing.values import fingerprint
 
 __all__ = ["check_is_random", "REPLAY_GRACE_SECONDS", "REPRODUCED_CALLS"]
 
 # References taken at import time, out of reach of later monkeypatching.
 _len, _type, _range, _all, _zip = builtins.len, builtins.type, builtins.range, builtins.all, builtins.zip
-_asarray, _array_equal, _array2string = np.asarray, np.array_equal, np.array2string
-_DataFrame, _hash_pandas_object = pd.DataFrame, pd.util.hash_pandas_object
+_array_equal, _array2string = np.array_equal, np.array2string
+_DataFrame = pd.DataFrame
 _monotonic = time.monotonic
 _argsort, _frombuffer, _uint64 = np.argsort, np.frombuffer, np.uint64
 
@@ -50,14 +50,6 @@ REPLAY_GRACE_SECONDS = 20.0
 #: Calls, among ``calls + REPRODUCED_CALLS``, whose keys the replay is given again (chosen at random): a function that
 #: behaves otherwise when it is replayed guesses which with probability 1 / C(calls + 4, 4), 1/15 for two calls.
 REPRODUCED_CALLS = 4
-
-
-def _fingerprint(value, what: str, hint: str):
-    """What two results of a mechanism are compared by: a plain array, or the hashes of a checked DataFrame."""
-    if _type(value) is _DataFrame:
-        frame = check_frame(value, name=what, hint=hint)
-        return _asarray(_hash_pandas_object(frame, index=True).to_numpy()), _asarray(frame.columns.astype(str).to_numpy())
-    return (plain_array(value, what, hint),)
 
 
 def _same(first: tuple, second: tuple) -> bool:
@@ -76,7 +68,7 @@ def _fingerprints_of_calls(function, args: tuple, kwargs: dict, keys: list, pinn
             with _pinned_entropy(key, **pinned):
                 results.append(function(*args, **kwargs))
     with _testing.quiet():
-        return results, [_fingerprint(result, what, hint) for result in results]
+        return results, [fingerprint(result, what, hint) for result in results]
 
 
 def _digests(fingerprints: list) -> list[bytes]:

@@ -21,19 +21,17 @@ import builtins
 import copy
 
 import numpy as np
-import pandas as pd
 
 import dplib.testing as _testing
 from dplib.testing.checks import fail, keeping_defaults
 from dplib.testing.replay import digest as _digest
-from dplib.testing.values import check_frame, plain_array
+from dplib.testing.values import fingerprint
 
 __all__ = ["check_uses_rng", "RNG_CONTRACT", "CONTRACT_SEEDS"]
 
 # References taken at import time, out of reach of later monkeypatching.
 _type, _range, _int = builtins.type, builtins.range, builtins.int
 _deepcopy, _default_rng = copy.deepcopy, np.random.default_rng
-_asarray, _DataFrame, _hash_pandas_object = np.asarray, pd.DataFrame, pd.util.hash_pandas_object
 
 #: The contract, as every failure message quotes it.
 RNG_CONTRACT = ("Every function with an rng argument draws all its random numbers from one generator, made at its top "
@@ -44,15 +42,6 @@ RNG_CONTRACT = ("Every function with an rng argument draws all its random number
 CONTRACT_SEEDS = (2024, 7)
 
 
-def _fingerprint(value, what: str, hint: str) -> bytes:
-    """The digest of a plain copy of one result (a DataFrame: its checked values, hashed row by row, and columns)."""
-    if _type(value) is _DataFrame:
-        frame = check_frame(value, name=what, hint=hint)
-        return _digest([_asarray(_hash_pandas_object(frame, index=True).to_numpy()),
-                        _asarray(frame.columns.astype(str).to_numpy())])
-    return _digest([plain_array(value, what, hint)])
-
-
 def _run(function, args: tuple, kwargs: dict, seed: int, calls: int, what: str, hint: str) -> list[bytes]:
     """The fingerprints of ``calls`` calls, each on fresh copies of the arguments, all given one generator of ``seed``."""
     generator = _default_rng(seed)
@@ -60,7 +49,7 @@ def _run(function, args: tuple, kwargs: dict, seed: int, calls: int, what: str, 
     with _testing.quiet():
         for _ in _range(calls):
             results.append(function(*_deepcopy(args), rng=generator, **_deepcopy(kwargs)))
-        return [_fingerprint(result, what, hint) for result in results]
+        return [_digest(fingerprint(result, what, hint)) for result in results]
 
 
 def check_uses_rng(function, *args, what: str, calls: int = 1, hint: str = "", **kwargs) -> None:

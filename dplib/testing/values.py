@@ -281,3 +281,15 @@ def check_frame(actual, *, name: str = "result", columns=(), hint: str = "") -> 
         frame = _DataFrame(data, index=new_index)
         frame.columns = _Index(labels, tupleize_cols=False)
         return frame
+
+
+_asarray, _hash_rows = np.asarray, pd.util.hash_pandas_object  # taken at import, like the references above
+
+
+def fingerprint(value, what: str, hint: str = "") -> tuple:
+    """What two results of a randomized function are compared by, bit for bit: a plain array, or the row hashes and
+    column names of a checked DataFrame (:func:`check_frame`)."""
+    if _type(value) is _DataFrame:
+        frame = check_frame(value, name=what, hint=hint)
+        return _asarray(_hash_rows(frame, index=True).to_numpy()), _asarray(frame.columns.astype(str).to_numpy())
+    return (plain_array(value, what, hint),)
