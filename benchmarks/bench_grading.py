@@ -41,11 +41,12 @@ import sys
 import tempfile
 import time
 import warnings
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from dpgrader import Course, assignments_in, notebooks_of  # noqa: E402
 from dpgrader.classroom import grade_class  # noqa: E402
@@ -157,6 +158,97 @@ def engines(template: Course, scratch: Path, notebooks: int, worker_counts: list
           f"(a notebook that runs longer than the reference scales these by its own ratio)")
 
 
+def worker_start_cpu(scratch: Path) -> float:
+    """CPU seconds a local pool worker takes to start (``python -m dpgrader.grading.worker`` until it is ready)."""
+    from dpgrader.grading.worker import READY
+
+    before = _cpu()
+    process = subprocess.Popen([sys.executable, "-m", "dpgrader.grading.worker", str(scratch)], env=nbgrader_env(),
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    if process.stdout.readline().strip() != READY:
+        raise RuntimeError("the grading worker did not start")
+    process.stdin.close()
+    process.wait()
+    return _cpu() - before
+
+
+@contextmanager
+def class_steps(ledger):
+    """The class-wide steps of ``grade_class`` charged to ``ledger`` (this process): merge, review, copy check, export."""
+    from dpgrader.grading import merge, run
+    from grading_profile import _timed, _wrap
+
+    with ExitStack() as stack:
+        _wrap(stack, run, "record", _timed(ledger, "class: merge into the gradebook (with the review)"))
+        _wrap(stack, merge, "review_flags", _timed(ledger, "class: review (syntax tree of each notebook)"))
+        _wrap(stack, run, "add_copy_flags", _timed(ledger, "class: copy detection"))
+        _wrap(stack, run, "write_outcomes", _timed(ledger, "class: grading_outcomes.csv"))
+        _wrap(stack, run, "export_grades", _timed(ledger, "class: export grades.csv"))
+        _wrap(stack, run, "assignment_bundle", _timed(ledger, "class: the assignment's bundle for the workers"))
+        _wrap(stack, run, "ensure_assignments", _timed(ledger, "class: the gradebook knows the assignments"))
+        yield
+
+
+def profile(assignments: list[str], students: int, workers: int) -> None:
+    """Print where a notebook's grading time goes, step by step (see :mod:`grading_profile`)."""
+    from grading_profile import Ledger, cells_cpu, instrumented, table
+
+    from dpgrader.grading.bundle import assignment_bundle
+    from dpgrader.grading.run import class_limits, preflight_task
+    from dpgrader.grading.task import GradingTask
+    from dpgrader.grading import worker
+    from dpgrader.sandbox.zygote import Zygote
+
+    with tempfile.TemporaryDirectory(prefix="bench-profile-") as scratch:
+        scratch = Path(scratch)
+        course = build(scratch / "course", assignments, students)
+        limits = class_limits(course)
+        cells, by_cell, replays, notebooks = 0.0, {}, 0.0, 0
+        for assignment in assignments:
+            for notebook in notebooks_of(REPO / "source" / assignment):
+                total, per_cell, children = cells_cpu(notebook, notebook.parent)
+                cells, replays = cells + total * students, replays + children * students
+                by_cell.update({f"{assignment} {name}": seconds for name, seconds in per_cell.items()})
+                notebooks += students
+        ledger = Ledger()
+        import nbgrader.converters  # noqa: F401  (a worker imports it before it is ready: not a task's cost)
+
+        kernels = 0.0
+        with instrumented(ledger), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for assignment in assignments:
+                bundle = assignment_bundle(course, assignment)
+                for n in range(students):
+                    student = f"student{n:02d}"
+                    task = GradingTask(course=course.root, assignment=assignment, student=student,
+                                       submission=course.submitted(student, assignment), token=f"t{n}", limits=limits)
+                    charged = sum(ledger.kernel.values())
+                    result = worker.grade(task.packed(), bundle, scratch)
+                    if result.status != "ok":
+                        raise RuntimeError(f"{student}/{assignment}: {result.status} {result.messages}")
+                    kernels += result.kernel_cpu or 0.0
+                    ledger.kernel["kernel: shutdown and the rest"] += (result.kernel_cpu or 0.0) - (
+                        sum(ledger.kernel.values()) - charged)
+        Zygote.stop_all()
+        ledger.grader["worker: start (imports nbgrader; once per worker)"] = worker_start_cpu(scratch) * workers
+        ledger.calls["worker: start (imports nbgrader; once per worker)"] = workers
+        run = scratch / "class"
+        shutil.copytree(course.root, run)
+        with class_steps(ledger), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            grade_class(run, workers=workers, progress=False)
+        print(f"\nprofile: {', '.join(assignments)}, {students} submissions each of the reference ({notebooks} notebooks), "
+              f"graded one after another in this process as a worker grades them; class steps from a "
+              f"grade_class run of the same class on {workers} workers")
+        print(f"the cells' own CPU: {cells / notebooks:.3f} s per notebook (cold sandboxed kernel, single-threaded "
+              f"BLAS, imports included; of it {replays / notebooks:.3f} s in check_is_random's forked replays)")
+        for line in table(ledger, notebooks, cells / notebooks):
+            print(line)
+        print("\nthe cells, cold (the denominator), CPU s:")
+        for name, seconds in sorted(by_cell.items(), key=lambda item: -item[1])[:10]:
+            print(f"  {name:<60}{seconds:>8.3f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--students", type=int, default=6)
@@ -164,10 +256,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, nargs="+", default=[2])
     parser.add_argument("--no-feedback", action="store_true")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument("--profile", action="store_true",
+                        help="where a notebook's grading time goes, step by step (CPU s and share of the cells' own)")
     parser.add_argument("--engines", action="store_true",
                         help="compare the local pool with a loopback Dask scheduler (sandbox on) instead of sandbox on/off")
     args = parser.parse_args(argv)
     assignments = args.assignment or assignments_in(REPO / "source")
+    if args.profile:
+        profile(assignments, args.students, max(args.workers))
+        return 0
 
     results = {}
     cells = {a: sum(cells_cpu(n) for n in notebooks_of(REPO / "source" / a)) for a in assignments}

