@@ -65,3 +65,33 @@ def graded_assignment(tmp_path_factory):
         return graded[name]
 
     return grade
+
+
+def pytest_terminal_summary(terminalreporter):
+    """After the run: where the suite's time went, summed from pytest's own durations by package and by file.
+
+    Every phase of every test (set-up, call, tear-down) counts, so a module-scoped fixture lands on the test that
+    built it. With ``-n`` the times add up across workers: their sum is about workers x wall-clock time.
+    """
+    by_file: dict[str, float] = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            duration, nodeid = getattr(report, "duration", None), getattr(report, "nodeid", "")
+            if duration is not None and nodeid and getattr(report, "when", None):
+                path = nodeid.split("::", 1)[0]
+                by_file[path] = by_file.get(path, 0.0) + duration
+    if not by_file:
+        return
+    by_package: dict[str, float] = {}
+    for path, seconds in by_file.items():
+        package = "/".join(path.split("/")[:2]) if path.startswith("tests/") else path.split("/")[0]
+        by_package[package] = by_package.get(package, 0.0) + seconds
+    total = sum(by_file.values())
+    write = terminalreporter.write_line
+    terminalreporter.section("time by package and by file (pytest's durations, summed)")
+    for package, seconds in sorted(by_package.items(), key=lambda item: -item[1]):
+        write(f"{seconds:9.1f} s {seconds / total:6.1%}  {package}")
+    write("")
+    for path, seconds in sorted(by_file.items(), key=lambda item: -item[1])[:25]:
+        write(f"{seconds:9.1f} s {seconds / total:6.1%}  {path}")
+    write(f"{total:9.1f} s in all")
