@@ -343,6 +343,23 @@ def test_a_replayed_launch_is_refused(hub, platform):
     refused(mixed, 400, "nonce mismatch")
 
 
+def test_over_https_the_launch_cookies_are_sent_cross_site(hub):
+    """Behind TLS the LMS's form post is cross-site: the state and nonce cookies must be SameSite=None; Secure."""
+    started = requests.post(
+        f"{hub.url}/hub/lti13/oauth_login",
+        data={"iss": ISSUER, "login_hint": LEARNER, "target_link_uri": f"{hub.url}/", "client_id": CLIENT_ID},
+        headers={"X-Forwarded-Proto": "https"},  # as nginx or Caddy terminating TLS in front of the hub sends it
+        allow_redirects=False,
+    )
+    assert started.status_code == 302
+    assert parse_qs(urlparse(started.headers["Location"]).query)["redirect_uri"][0].startswith("https://")
+    cookies = [c for c in started.raw.headers.getlist("Set-Cookie") if c.startswith("lti13authenticator-")]
+    assert len(cookies) == 2, cookies
+    for cookie in cookies:
+        attributes = {a.strip().lower() for a in cookie.split(";")[1:]}
+        assert {"samesite=none", "secure", "httponly"} <= attributes, cookie
+
+
 @pytest.mark.parametrize(
     "sub, roles, words",
     [
