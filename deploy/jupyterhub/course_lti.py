@@ -191,21 +191,23 @@ class CourseLTIAuthenticator(LTI13Authenticator):
         if subprocess.run(["getent", "group", self.system_group], capture_output=True).returncode != 0:
             subprocess.run(["groupadd", self.system_group], capture_output=True, check=True)
         try:
-            account = pwd.getpwnam(name)
+            pwd.getpwnam(name)
         except KeyError:
             made = subprocess.run(
                 ["useradd", "--create-home", "--shell", "/bin/bash", "--groups", self.system_group, "--", name],
                 capture_output=True,
                 text=True,
             )
-            if made.returncode != 0:
+            if made.returncode == 0:
+                os.chmod(pwd.getpwnam(name).pw_dir, 0o700)
+                return
+            try:  # made meanwhile by a launch of the same user at the same moment: checked below
+                pwd.getpwnam(name)
+            except KeyError:
                 raise LoginError(
                     f"the LMS user id {name!r} cannot be a Unix account on this machine ({made.stderr.strip()}); "
                     "choose a shorter id claim (username_key, deploy/README.md) or run the hub on Kubernetes"
                 ) from None
-            account = pwd.getpwnam(name)
-            os.chmod(account.pw_dir, 0o700)
-            return
         if name not in grp.getgrnam(self.system_group).gr_mem:
             raise LoginError(
                 f"the LMS user id {name!r} is an existing account of this machine that no launch made: refused"
