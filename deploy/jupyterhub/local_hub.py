@@ -53,6 +53,7 @@ class Hub:
     assignments: list[str] | None = None  # None: every assignment in source/
     venv: Path = REPO / ".venv-hub"
     passwords: dict[str, str] = field(default_factory=dict)
+    extra_env: dict[str, str] = field(default_factory=dict)  # e.g. the LTI switch and its settings (DP_HUB_LTI=1)
 
     @property
     def users(self) -> list[str]:
@@ -71,6 +72,7 @@ class Hub:
             "DP_HUB_INSTRUCTORS": self.instructors_group,
             "DP_HUB_STUDENTS": self.students_group,
             "PATH": os.pathsep.join([str(self.venv / "bin"), os.environ.get("PATH", "/usr/bin:/bin")]),
+            **self.extra_env,
         }
 
 

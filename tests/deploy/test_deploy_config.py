@@ -155,3 +155,106 @@ def test_the_instructors_nbgrader_config_runs_the_courses_collect(monkeypatch):
     assert config.CourseCollect.owners_file == "/srv/nbgrader-owners/passwd"
     course = PyFileConfigLoader("nbgrader_config.py", path=str(DEPLOY.parent)).load_config()
     assert course.ExchangeFactory.collect == "dpgrader.exchange.CourseCollect" and course.CourseCollect.require_roster is True
+
+
+LTI_SETTINGS = {
+    "DP_HUB_LTI": "1",
+    "DP_LTI_ISSUER": "https://canvas.instructure.com",
+    "DP_LTI_CLIENT_ID": "10000000000042",
+    "DP_LTI_DEPLOYMENT_IDS": "7:abc, 8:def",
+    "DP_LTI_AUTHORIZE_URL": "https://sso.canvaslms.com/api/lti/authorize_redirect",
+    "DP_LTI_JWKS_URL": "https://sso.canvaslms.com/api/lti/security/jwks",
+}
+
+
+def load_hub_config(monkeypatch, settings: dict[str, str]) -> Config:
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    config = Config()
+    path = DEPLOY / "jupyterhub" / "jupyterhub_config.py"
+    namespace = {"get_config": lambda: config, "__file__": str(path)}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)  # noqa: S102 (our own config file)
+    config.namespace = namespace
+    return config
+
+
+def test_the_lti_switch_configures_ltiauthenticator(monkeypatch):
+    config = load_hub_config(monkeypatch, LTI_SETTINGS)
+    authenticator = config.JupyterHub.authenticator_class
+    assert authenticator.__name__ == "CourseLTIAuthenticator" and authenticator.__mro__[1].__name__ == "LTI13Authenticator"
+    lti = config.CourseLTIAuthenticator
+    assert lti.issuer == "https://canvas.instructure.com" and lti.client_id == {"10000000000042"}
+    assert lti.deployment_ids == {"7:abc", "8:def"}
+    assert lti.jwks_endpoint.endswith("/jwks") and lti.authorize_url.endswith("/authorize_redirect")
+    assert lti.username_key == "sub" and lti.manage_groups is True and lti.create_system_users is True
+    assert "PAMAuthenticator" not in config
+    role_of = config.namespace["role_of"]
+    assert role_of("anyone", ["dp-instructors"]) == "instructor" and role_of("anyone", ["dp-students"]) == "student"
+    assert role_of("anyone", []) == "student"
+
+
+@pytest.mark.parametrize("missing", [name for name in LTI_SETTINGS if name != "DP_HUB_LTI"])
+def test_the_lti_switch_stops_without_a_setting(monkeypatch, missing):
+    with pytest.raises(SystemExit, match=f"DP_HUB_LTI=1 needs {missing}"):
+        load_hub_config(monkeypatch, {**LTI_SETTINGS, missing: " "})
+
+
+@pytest.fixture(scope="module")
+def course_lti():
+    import sys
+
+    sys.path.insert(0, str(DEPLOY / "jupyterhub"))
+    try:
+        import course_lti
+    finally:
+        sys.path.remove(str(DEPLOY / "jupyterhub"))
+    return course_lti
+
+
+MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
+
+
+@pytest.mark.parametrize(
+    "roles, role",
+    [
+        ([f"{MEMBERSHIP}#Learner"], "student"),
+        (["Learner"], "student"),
+        ([f"{MEMBERSHIP}#Instructor"], "instructor"),
+        ([f"{MEMBERSHIP}/Instructor#TeachingAssistant"], "instructor"),
+        ([f"{MEMBERSHIP}#Learner", f"{MEMBERSHIP}/Instructor#TeachingAssistant"], "instructor"),
+        (["http://purl.imsglobal.org/vocab/lis/v2/institution/person#Instructor"], None),  # not a role in this course
+        (["http://purl.imsglobal.org/vocab/lis/v2/system/person#Administrator"], None),
+        ([f"{MEMBERSHIP}#Mentor"], None),
+        ([], None),
+        (f"{MEMBERSHIP}#Instructor", None),  # a string, not the claim's list
+        (None, None),
+    ],
+)
+def test_lms_roles_map_to_the_hubs(course_lti, roles, role):
+    assert course_lti.course_role(roles) == role
+
+
+def test_the_lms_user_id_is_the_student_id_as_sent_or_refused(course_lti):
+    from ltiauthenticator.lti13.error import LoginError
+
+    authenticator = course_lti.CourseLTIAuthenticator()
+    assert authenticator.get_username({"sub": "Ada.Lovelace@uni.example"}) == "Ada.Lovelace@uni.example"
+    assert authenticator.normalize_username("Ada") == "Ada" != authenticator.normalize_username("ada")
+    for hostile in ("<img src=x onerror=alert(1)>", "../bob", "-rf", "a b", "x" * 129, "", 42):
+        with pytest.raises(LoginError, match="is no student id of this course"):
+            authenticator.get_username({"sub": hostile})
+    authenticator.username_key = "custom_dp_user"
+    custom = "https://purl.imsglobal.org/spec/lti/claim/custom"
+    assert authenticator.get_username({"sub": "a6d5c443-1f51", custom: {"dp_user": "alovelace"}}) == "alovelace"
+    with pytest.raises(LoginError, match="has no 'custom_dp_user' claim"):  # never falls back to sub
+        authenticator.get_username({"sub": "a6d5c443-1f51"})
+
+
+def test_a_nonce_is_accepted_once_until_it_is_forgotten(course_lti, monkeypatch):
+    register = course_lti.NonceRegister()
+    now = [1000.0]
+    monkeypatch.setattr(course_lti.time, "time", lambda: now[0])
+    assert register.first_use("n1", forget_after=1700.0) and register.first_use("n2", forget_after=1100.0)
+    assert not register.first_use("n1", forget_after=1700.0)
+    now[0] = 1200.0  # n2's token has expired (refused by the time checks): forgotten, the register does not grow
+    assert not register.first_use("n1", forget_after=1700.0) and register.first_use("n2", forget_after=1900.0)
