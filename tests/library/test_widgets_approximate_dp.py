@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dplib.approximate_composition import advanced_composition_epsilon, zcdp_to_epsilon
-from dplib.gaussian import analytic_gaussian_sigma
+from dplib.accounting.zcdp import advanced_composition_epsilon, zcdp_to_epsilon
+from dplib.mechanisms.gaussian import analytic_gaussian_sigma
 from dplib.widgets.approximate_dp import ACCOUNTINGS, CompositionExplorer, composition_view
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

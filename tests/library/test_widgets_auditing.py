@@ -1,4 +1,4 @@
-"""Lecture 11's explorer, driven headlessly: the pure audit view against dplib.auditing, the widget by its controls."""
+"""Lecture 11's explorer, driven headlessly: the pure audit view against dplib.auditing.event_audit, the widget by its controls."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dplib.auditing import audit_events
-from dplib.vendors import TRUE_EPSILON, vendor_mechanisms
+from dplib.auditing.event_audit import audit_events
+from dplib.auditing.vendors import TRUE_EPSILON, vendor_mechanisms
 from dplib.widgets.auditing import AuditExplorer, audit_view
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dplib.marginals import consistent_marginals, marginal, marginal_errors, noisy_marginals
-from dplib.synthetic import ADULT_DOMAIN, ADULT_TREE, adult_synthetic_data, sample_independent, synthesize
+from dplib.synthetic.marginals import consistent_marginals, marginal, marginal_errors, noisy_marginals
+from dplib.synthetic.sampling import ADULT_DOMAIN, ADULT_TREE, adult_synthetic_data, sample_independent, synthesize
 from dplib.widgets.synthetic_data import PAIRS, SyntheticDataExplorer, synthetic_view
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
