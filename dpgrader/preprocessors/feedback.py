@@ -31,7 +31,7 @@ from traitlets import Unicode, default
 
 from dpgrader.cells import SECRET_REGIONS, LineKind, grade_id_of, is_test_cell, mark_lines, nbgrader_metadata
 from dpgrader.preprocessors.active_content import clean_html
-from dpgrader.preprocessors.cells import SourceNotebook, error_output
+from dpgrader.preprocessors.source_notebook import SourceNotebook, error_output
 from dpgrader.review.notebook import REVIEW_HEADING
 
 # Feedback pages: nbgrader's template with entries named after the exercise (templates/feedback_named).
@@ -443,7 +443,7 @@ class HideHiddenTests(ClearHiddenTests):
 class HideReviewNotes(NbGraderPreprocessor):
     """Feedback without the automatic review's notes: they are for the instructor to check.
 
-    :func:`dpgrader.review.comment_in_gradebook` writes copy and tampering flags into the
+    :func:`dpgrader.grading.review_comments.comment_in_gradebook` writes copy and tampering flags into the
     comment of a notebook's first solution cell, under :data:`REVIEW_HEADING`, so that formgrader
     shows them. A flag is a reason to look, not a verdict, so the student's feedback keeps only
     the rest of the comment (what a grader wrote). Runs after ``GetGrades``.

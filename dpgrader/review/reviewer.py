@@ -17,7 +17,7 @@ import ast
 from typing import Iterator
 
 from dpgrader.review import magics
-from dpgrader.review.cells import parse_cell
+from dpgrader.review.student_cells import parse_cell
 from dpgrader.review.checks import Checker
 from dpgrader.review.rules import (
     ABSTRACT_PACKAGES,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import hashlib
 
-from dpgrader.review.cells import parse_cell
+from dpgrader.review.student_cells import parse_cell
 
 K = 10  # tokens per k-gram
 WINDOW = 4  # k-grams per winnowing window

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from dpgrader.course import Course, notebooks_of
 from dpgrader.outcomes import Flag
-from dpgrader.review.cells import parse_cell, read_notebook, student_cells
+from dpgrader.review.student_cells import parse_cell, read_notebook, student_cells
 from dpgrader.similarity.fingerprints import (
     cell_fingerprints,
     containment,
@@ -351,7 +351,7 @@ def explained_by_common_source(a: frozenset, b: frozenset, reference: frozenset,
 def course_matches(root: Path, assignment: str, **kwargs) -> list[Match]:
     """:func:`find_matches` over every ``submitted/<student>/<assignment>/*.ipynb`` of a course folder.
 
-    A notebook nbformat cannot read (:func:`dpgrader.grading.intake.read_notebook`) is left out: the grader
+    A notebook nbformat cannot read (:func:`dpgrader.intake.read_notebook`) is left out: the grader
     reports it as unreadable. Every other one is compared as nbgrader grades it (format 4).
     """
     course = Course(root)

@@ -19,7 +19,7 @@ from traitlets.config import Config
 from dpgrader import Course, sandbox
 from dpgrader.classroom.cli import main
 from dpgrader.course import REPO_ROOT
-from dpgrader.grading.limits import FORMER_SETTINGS, GradingLimits, describe, names, parse_override
+from dpgrader.limits import FORMER_SETTINGS, GradingLimits, describe, names, parse_override
 from dpgrader.grading.task import AssignmentBundle, CellScore, GradingResult, GradingTask, NotebookResult, PackedTask
 from dpgrader.grading.worker import grade, prepare
 from dpgrader.outcomes import UNGRADED, ZERO, Effect, Flag, RowLabel, Status

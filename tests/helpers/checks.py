@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 
 from dpgrader.course import CellGrade
-from dpgrader.review.cells import visible_part
+from dpgrader.review.student_cells import visible_part
 
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "BEGIN MARK SCHEME", "END MARK SCHEME")
 GRADE_ID = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)+")

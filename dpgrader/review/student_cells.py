@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from dpgrader.cells import cell_source, grade_id_of, is_instructor_cell, is_read_only, is_solution, visible_part
-from dpgrader.grading.intake import read_notebook
+from dpgrader.intake import read_notebook
 
 __all__ = ["instructor_code", "parse_cell", "read_notebook", "student_cells", "visible_part"]
 
