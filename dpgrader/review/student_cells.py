@@ -84,3 +84,16 @@ def parse_cell(code: str) -> ast.Module | None:
         return ast.parse(TransformerManager().transform_cell(code))
     except (SyntaxError, ValueError):
         return None
+
+
+def top_level_names(tree: ast.Module) -> set[str]:
+    """Names a cell binds at its top level: functions, classes, assigned names, imports."""
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names

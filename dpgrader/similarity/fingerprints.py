@@ -1,7 +1,7 @@
 """Normalized syntax-tree tokens of a cell and their winnowed fingerprints (see :mod:`dpgrader.similarity`).
 
 Before a cell is tokenized, the statements whose result nothing uses are dropped
-(:func:`unused_statements`): padding a copy with them changes nothing. Tokens are made
+(:func:`~dpgrader.similarity.unused_code.unused_statements`): padding a copy with them changes nothing. Tokens are made
 without recursion (explicit stacks), so a cell nested thousands of levels deep is as
 easy to fingerprint as any other.
 """
@@ -12,191 +12,12 @@ import ast
 import hashlib
 
 from dpgrader.review.student_cells import parse_cell
+from dpgrader.similarity.unused_code import statement_blocks, unused_statements
 
 K = 10  # tokens per k-gram
 WINDOW = 4  # k-grams per winnowing window
 UNIT_MIN_TOKENS = 4  # statements shorter than this are not a unit of their own (see statement_units)
 _SKIP = (ast.Load, ast.Store, ast.Del, ast.alias, ast.arguments, ast.keyword, ast.comprehension)
-#: Calls through which a name's value can be read without the name appearing as a ``Name`` node.
-_NAMESPACE_READERS = {"locals", "globals", "vars", "eval", "exec", "dir"}
-#: Methods that change the object they are called on (``values.append(x)``: a statement with an effect).
-RECEIVER_MUTATORS = {
-    "append", "extend", "insert", "remove", "pop", "popitem", "clear", "sort", "reverse", "add", "discard",
-    "update", "setdefault", "difference_update", "intersection_update", "symmetric_difference_update",
-    "fill", "resize", "put", "itemset", "partition", "setflags", "appendleft", "extendleft", "rotate",
-}
-#: Functions that change their first argument (``rng.shuffle(x)``, ``np.copyto(a, b)``, ``np.add.at(a, i, 1)``).
-ARGUMENT_MUTATORS = {"shuffle", "copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis", "at"}
-
-
-# --- statements whose result is unused ---------------------------------------------------------------------
-
-
-def _statement_blocks(node: ast.AST) -> list[list[ast.stmt]]:
-    """The lists of statements directly inside ``node`` (a body, an orelse, the handlers' bodies, ...)."""
-    blocks = []
-    for _, value in ast.iter_fields(node):
-        if isinstance(value, list) and value and all(isinstance(v, ast.stmt) for v in value):
-            blocks.append(value)
-        elif isinstance(value, list):
-            blocks += [h.body for h in value if isinstance(h, (ast.excepthandler, ast.match_case))]
-    return blocks
-
-
-def _own_nodes(statement: ast.stmt) -> list[ast.AST]:
-    """The nodes of ``statement`` that belong to no statement nested in it (its test, value, targets ...)."""
-    nested = {id(s) for block in _statement_blocks(statement) for s in block}
-    own, pending = [], [child for child in ast.iter_child_nodes(statement) if id(child) not in nested]
-    while pending:
-        node = pending.pop()
-        own.append(node)
-        if isinstance(node, (ast.excepthandler, ast.match_case)):
-            pending += [c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.stmt)]
-        elif not isinstance(node, ast.stmt):
-            pending += list(ast.iter_child_nodes(node))
-    return own
-
-
-def _mutated(statement: ast.stmt) -> ast.AST | None:
-    """What a bare call statement changes: the ``Name`` node of the object (``values`` of
-    ``values.append(x)``, ``x`` of ``rng.shuffle(x)`` or ``np.log(x, out=x)``), another
-    expression when it changes something reached otherwise (``self.items.append(x)``), or None
-    when it changes nothing the cell keeps (its value is simply thrown away)."""
-    call = statement.value if isinstance(statement, ast.Expr) else None
-    if not isinstance(call, ast.Call):
-        return None
-    for keyword in call.keywords:
-        if keyword.arg == "out":
-            return keyword.value
-        if keyword.arg == "inplace" and isinstance(call.func, ast.Attribute):
-            return call.func.value
-    if isinstance(call.func, ast.Attribute):
-        if call.func.attr in RECEIVER_MUTATORS:
-            return call.func.value
-        if call.func.attr in ARGUMENT_MUTATORS and call.args:
-            return call.args[0]
-    return None
-
-
-def _bound_names(statement: ast.stmt) -> set[str] | None:
-    """Names a statement only binds (assignment to names, def, class, import), or None if it does more."""
-    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return None if statement.decorator_list else {statement.name}
-    if isinstance(statement, ast.Expr):
-        changed = _mutated(statement)
-        return {changed.id} if isinstance(changed, ast.Name) else None
-    if isinstance(statement, (ast.Import, ast.ImportFrom)):
-        names = {(a.asname or a.name).split(".")[0] for a in statement.names}
-        return None if "*" in names else names
-    targets = (statement.targets if isinstance(statement, ast.Assign) else
-               [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else None)
-    if targets is None:
-        return None
-    names, pending = set(), list(targets)
-    while pending:
-        target = pending.pop()
-        if isinstance(target, ast.Name):
-            names.add(target.id)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            pending += target.elts
-        elif isinstance(target, ast.Starred):
-            pending.append(target.value)
-        else:
-            return None  # writes an attribute or an item: a side effect
-    return names
-
-
-def unused_statements(tree: ast.Module, exported: frozenset[str] | None = None) -> set[int]:
-    """``id`` of every statement of ``tree`` whose result nothing uses.
-
-    - ``pass``, docstrings and every other bare expression statement whose value is thrown
-      away (``len(x)``, ``x + 1``, ``print(x)``, ``values.copy()``), but for calls that change an
-      object (``values.append(x)``, ``rng.shuffle(x)``, :func:`_mutated`);
-    - assignments, ``def``, ``class``, imports and such changes of names no other kept
-      statement reads, repeated until nothing changes (``a = 1; b = a`` with ``b`` unread drops
-      both; ``log = []; log.append(x)`` with ``log`` unread drops both).
-
-    At the top level of the cell, names in ``exported`` (those the tests and the student's
-    other cells read) are always read; with ``exported=None`` every top-level name is. Names
-    in a class body are read as attributes, never dropped; a cell that reads its namespace
-    by name (``locals()``, ``eval``, ...) keeps every binding. What is dropped is dropped from
-    the fingerprints only.
-    """
-    scope: dict[int, ast.stmt | None] = {}  # the innermost def or class around a statement (None: the cell)
-    children: dict[int, list[ast.stmt]] = {}
-    statements: list[ast.stmt] = []
-    pending: list[tuple[ast.AST, ast.stmt | None]] = [(tree, None)]
-    while pending:
-        node, around = pending.pop()
-        children[id(node)] = []
-        inner = node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else around
-        for block in _statement_blocks(node):
-            for statement in block:
-                scope[id(statement)] = inner
-                children[id(node)].append(statement)
-                statements.append(statement)
-                pending.append((statement, inner))
-    reads: dict[int, set[str]] = {}
-    readers: dict[str, set[int]] = {}
-    for statement in statements:
-        changed = _mutated(statement)
-        own = [n for n in _own_nodes(statement) if n is not changed]  # values.append(x) reads x, changes values
-        reads[id(statement)] = {n.id for n in own if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)} | {
-            name for n in own if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
-        for name in reads[id(statement)]:
-            readers.setdefault(name, set()).add(id(statement))
-    thrown_away = [s for s in statements if isinstance(s, ast.Pass) or isinstance(s, ast.Expr) and _mutated(s) is None]
-    if readers.keys() & _NAMESPACE_READERS:
-        return {id(s) for s in thrown_away}
-    binders: dict[int, set[str]] = {}
-    for statement in statements:
-        names = _bound_names(statement)
-        top, in_class = scope[id(statement)] is None, isinstance(scope[id(statement)], ast.ClassDef)
-        if names and not in_class and not (top and (exported is None or names & exported)):
-            binders[id(statement)] = names
-    by_name: dict[str, set[int]] = {}
-    for key, names in binders.items():
-        for name in names:
-            by_name.setdefault(name, set()).add(key)
-    by_id = {id(s): s for s in statements}
-    dropped: set[int] = set()
-
-    def drop(statement: ast.stmt) -> set[str]:
-        """Drop a statement and everything in it; the names they read (whose binders may now be unread)."""
-        names, stack = set(), [statement]
-        while stack:
-            node = stack.pop()
-            if id(node) in dropped:
-                continue
-            dropped.add(id(node))
-            for name in reads[id(node)]:
-                readers[name].discard(id(node))
-                names.add(name)
-            stack += children[id(node)]
-        return names
-
-    worklist = set(binders)
-    for statement in thrown_away:
-        drop(statement)
-    while worklist:
-        key = worklist.pop()
-        if key in dropped:
-            continue
-        inside = _descendants(by_id[key], children)
-        if not any(readers.get(name, set()) - inside for name in binders[key]):
-            for name in drop(by_id[key]):
-                worklist |= by_name.get(name, set()) - dropped
-    return dropped
-
-
-def _descendants(statement: ast.stmt, children: dict[int, list[ast.stmt]]) -> set[int]:
-    """``id`` of the statement and of every statement nested in it."""
-    found, pending = set(), [statement]
-    while pending:
-        node = pending.pop()
-        found.add(id(node))
-        pending += children[id(node)]
-    return found
 
 
 # --- tokens ------------------------------------------------------------------------------------------------
@@ -249,7 +70,7 @@ def _statement_token_table(tree: ast.AST, dropped: set[int]) -> dict[int, list[s
     blocks: dict[int, list[str]] = {}
     tokens: dict[int, list[str]] = {}
     for node in reversed(order):
-        for block in _statement_blocks(node):
+        for block in statement_blocks(node):
             kept = sorted((tokens[id(s)] for s in block if id(s) not in dropped), key=" ".join)
             blocks[id(block[0])] = ["{", *[t for statement in kept for t in statement], "}"]
         tokens[id(node)] = _statement_tokens(node, blocks)
@@ -317,7 +138,7 @@ def statement_units(code, exported: frozenset[str] | None = None, minimum: int =
         if not isinstance(node, ast.stmt) or id(node) in dropped or isinstance(
                 node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        tokens = [t for t in _statement_tokens(node, {id(b[0]): [] for b in _statement_blocks(node)}) if t not in ("{", "}")]
+        tokens = [t for t in _statement_tokens(node, {id(b[0]): [] for b in statement_blocks(node)}) if t not in ("{", "}")]
         if tokens[0] in ("Return", "Expr"):
             tokens = tokens[1:]
         elif tokens[0] in ("Assign", "AnnAssign") and tokens[1:2] == ["V"]:

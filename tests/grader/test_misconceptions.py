@@ -105,7 +105,7 @@ def test_visible_part_drops_an_unterminated_hidden_region_to_the_end():
 
 
 def test_every_test_cell_of_the_course_has_a_line_and_no_hidden_text_in_it():
-    from dpgrader.preprocessors.feedback import secret_lines
+    from dpgrader.preprocessors.scrubber import secret_lines
 
     for source in sorted((REPO_ROOT / "source").glob("*/*.ipynb")):
         lines = cell_lines(source)

@@ -24,7 +24,7 @@ from helpers.checks import autograded_points
 
 from dpgrader import Course, notebooks_of
 from dpgrader.classroom import grade_class
-from dpgrader.simulation.copying import own_way
+from dpgrader.simulation.own_way import own_way
 from dpgrader.course import REPO_ROOT
 from dpgrader.intake import UnreadableNotebook, read_notebook
 from dpgrader.outcomes import Status
