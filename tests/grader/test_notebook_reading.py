@@ -21,6 +21,7 @@ import json
 import nbformat
 import pytest
 from helpers.checks import autograded_points
+from helpers.classes import submit_class
 
 from dpgrader import Course, notebooks_of
 from dpgrader.classroom import grade_class
@@ -171,10 +172,7 @@ def graded(tmp_path_factory):
         cell["id"] = "same"
     texts = {"key_v4": nbformat.writes(key), "key_v3": _v3_text(key), "no_ids": json.dumps(no_ids),
              "duplicated_ids": json.dumps(duplicated), "edited": nbformat.writes(_edited(3))}
-    for student, text in texts.items():
-        folder = course.root / "submitted" / student / ASSIGNMENT
-        folder.mkdir(parents=True)
-        (folder / SOURCE.name).write_text(text)
+    submit_class(course, ASSIGNMENT, texts, SOURCE.name)
     outcomes = {o.student: o for o in grade_class(course.root, workers=2, progress=False)}
     return course, outcomes
 
