@@ -189,3 +189,18 @@ def test_no_private_name_is_imported_from_another_module():
 def test_every_dplib_module_is_textbook_sized(name):
     lines = len(ALL[name].read_text().splitlines())
     assert lines <= MAX_DPLIB_LINES, f"{name} has {lines} lines: cut it by concept (docs/architecture.md)"
+
+
+def test_the_picture_of_the_layers_is_drawn_in_their_order():
+    """Check that docs/architecture.md draws every layer of LAYERS, top to bottom, in the order declared: the
+    first name of each layer's line in the picture is a module of that layer."""
+    text = DOC.read_text()
+    picture = text[text.index("Who imports whom"):].split("```")[1].splitlines()
+    firsts = [re.match(r"^\s*\|\s+([\w.]+)", line) for line in picture]
+    firsts = [match.group(1) if match else "" for match in firsts]
+    row = -1
+    for group in LAYERS:
+        shorts = {name.rsplit(".", 1)[-1] for name in group if name != "dpgrader"}
+        found = [index for index, first in enumerate(firsts) if index > row and first.rstrip(",") in shorts]
+        assert found, f"docs/architecture.md does not draw the layer of {group[0]} below the layers above it"
+        row = found[0]
