@@ -204,3 +204,18 @@ def test_the_picture_of_the_layers_is_drawn_in_their_order():
         found = [index for index, first in enumerate(firsts) if index > row and first.rstrip(",") in shorts]
         assert found, f"docs/architecture.md does not draw the layer of {group[0]} below the layers above it"
         row = found[0]
+
+
+def test_no_name_of_a_package_hides_one_of_its_modules():
+    """Check that ``from <package> import <module>`` gives the module: no name a package's ``__init__`` exports is
+    also the name of one of its modules (``dpgrader.review.student_cells`` was a function and a module)."""
+    import types
+
+    hidden = []
+    for name in sorted(ALL):
+        package, _, last = name.rpartition(".")
+        if package in ALL and ALL[package].name == "__init__.py" and last != "__main__":
+            value = getattr(importlib.import_module(package), last, None)
+            if value is not None and not isinstance(value, types.ModuleType):
+                hidden.append(f"{package}.{last} is a {type(value).__name__}, not the module {name}")
+    assert not hidden, hidden

@@ -54,7 +54,7 @@ student's), :mod:`.magics` (IPython magics and shell commands), :mod:`.checks` a
 entry points re-exported here).
 """
 
-from dpgrader.review.student_cells import parse_cell, student_cells
+from dpgrader.review.reading import parse_cell, student_cells
 from dpgrader.review.notebook import REVIEW_HEADING, review_flags, review_notebook, unfinished  # noqa: F401
 from dpgrader.review.resolver import constant_value
 from dpgrader.review.rules import Flag

@@ -14,7 +14,7 @@ from typing import Iterator
 from dpgrader.review import magics
 from dpgrader.review.checks import Checker
 from dpgrader.review.rules import ABSTRACT_PACKAGES, FAKE_VALUE_METHODS, MODULES, PATH_WRITE_METHODS, SENSITIVE_STRINGS
-from dpgrader.review.student_cells import parse_cell, top_level_names
+from dpgrader.review.reading import parse_cell, top_level_names
 
 Children = Iterator[ast.AST] | None
 

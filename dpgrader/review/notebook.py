@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dpgrader.review.student_cells import instructor_code, parse_cell, read_notebook, student_cells
+from dpgrader.review.reading import instructor_code, parse_cell, read_notebook, student_cells
 from dpgrader.review.reviewer import Reviewer
 from dpgrader.review.rules import Flag
 

@@ -17,7 +17,7 @@ import ast
 from typing import Iterator
 
 from dpgrader.review.calls import CallChecks
-from dpgrader.review.student_cells import top_level_names
+from dpgrader.review.reading import top_level_names
 from dpgrader.review.rules import (
     DEFERRED_METHODS,
     DUNDER_REASONS,

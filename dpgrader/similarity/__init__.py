@@ -62,13 +62,13 @@ parser, a notebook that is JSON but not a notebook) is an :data:`UNCHECKED` matc
 ``"copy check: could not compare ..."``; when a whole report fails,
 :func:`dpgrader.classroom.add_copy_flags` flags every submission of the assignment.
 
-The package holds :mod:`.unused_code` (the statements dropped first), :mod:`.fingerprints`
+The package holds :mod:`.unused_code` (the statements dropped first), :mod:`.winnowing`
 (normalizing and winnowing), :mod:`.dplib_copies` (dplib's implementation with its helpers),
 :mod:`.matches` (what is compared, and the matches), :mod:`.flags` (whom a match flags) and
 :mod:`.report` (the HTML page); the names below are re-exported here.
 """
 
-from dpgrader.similarity.fingerprints import (
+from dpgrader.similarity.winnowing import (
     K,
     UNIT_MIN_TOKENS,
     WINDOW,

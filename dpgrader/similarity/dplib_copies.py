@@ -9,8 +9,8 @@ import inspect
 import textwrap
 from functools import lru_cache
 
-from dpgrader.review.student_cells import parse_cell
-from dpgrader.similarity.fingerprints import cell_fingerprints, statement_fingerprints
+from dpgrader.review.reading import parse_cell
+from dpgrader.similarity.winnowing import cell_fingerprints, statement_fingerprints
 
 
 def defined_functions(code: str) -> list[str]:

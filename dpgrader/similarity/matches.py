@@ -10,9 +10,9 @@ from pathlib import Path
 
 from dpgrader.course import Course, notebooks_of
 from dpgrader.outcomes import Flag
-from dpgrader.review.student_cells import parse_cell, read_notebook, student_cells
+from dpgrader.review.reading import parse_cell, read_notebook, student_cells
 from dpgrader.similarity.dplib_copies import library_for
-from dpgrader.similarity.fingerprints import (
+from dpgrader.similarity.winnowing import (
     cell_fingerprints,
     containment,
     jaccard,
@@ -45,7 +45,7 @@ def without_solution_markers(code: str) -> str:
 def solution_cells(notebook, instructor=None) -> dict[str, str]:
     """``grade_id -> code`` of the notebook's code solution cells (solution markers removed).
 
-    With ``instructor``, the cells are those nbgrader grades (:func:`dpgrader.review.student_cells`),
+    With ``instructor``, the cells are those nbgrader grades (:func:`dpgrader.review.reading`),
     and an exercise whose solution cell lost its nbgrader metadata (removed, or its ``grade_id``
     edited: nbgrader grades the cell as ordinary code, and the tests still call its functions) is
     the last cell without metadata that defines a name the instructor's solution cell defines.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import hashlib
 
-from dpgrader.review.student_cells import parse_cell
+from dpgrader.review.reading import parse_cell
 from dpgrader.similarity.unused_code import statement_blocks, unused_statements
 
 K = 10  # tokens per k-gram
