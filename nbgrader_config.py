@@ -40,7 +40,7 @@ secure_nbgrader()
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
-# Every limit of a grading run, in one place (dpgrader/grading/limits.py lists them with their
+# Every limit of a grading run, in one place (dpgrader/limits.py lists them with their
 # defaults; `python -m dpgrader.classroom grade --limit NAME=VALUE` changes one for a run).
 # c.Execute.timeout and the sandbox's former settings are refused with their new names.
 # An infinite loop costs that student cell_seconds and one cell, nothing more.

@@ -39,7 +39,7 @@ sys.path.insert(0, str(REPO))
 
 from dpgrader import assignments_in, notebooks_of  # noqa: E402
 from dpgrader import guard  # noqa: E402
-from dpgrader.preprocessors.cells import _bound_names, _import_lines  # noqa: E402
+from dpgrader.preprocessors.source_notebook import _bound_names, _import_lines  # noqa: E402
 
 RUN_TIMEOUT = 600  # seconds for one cell
 

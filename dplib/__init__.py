@@ -46,31 +46,39 @@ Re-exported here, imported with the package (numpy, pandas and scipy only):
 - data: ``load_adult``, ``load_adult_with_pii``, ``load_voter_roll``, ``age_sex_categories``,
   ``demo_picture``.
 
-Modules, each importable by its own name (``import dplib.privacy_loss``). Three are loaded
-on first use, so ``import dplib`` does not pay for matplotlib and ipywidgets:
+Subpackages, by the course's map; each re-exports the public names of its modules:
 
-- ``dplib.plotting``: plot helpers (matplotlib);
-- ``dplib.widgets``: the lecture explorers (ipywidgets);
-- ``dplib.testing``: the checks of autograder test cells (``check_*``, ``testing.disabled``, ``testing.quiet``).
+- ``dplib.mechanisms``: Laplace, randomized response (binary and k-ary), exponential (and who pays for
+  its noise), Gaussian, sparse vector, Laplace noise on a grid;
+- ``dplib.accounting``: privacy loss, epsilon of a channel, budgets and pure composition, zCDP,
+  subsampling, the accounting of DP-GD;
+- ``dplib.estimation``: estimates back from binary and k-ary randomized reports, and their error;
+- ``dplib.attacks``: linkage and differencing, reconstruction, the floating-point attack;
+- ``dplib.auditing``: an audit of a claim of epsilon-DP, its confidence bounds, the vendor mechanisms;
+- ``dplib.learning``: learning on locally privatized data, logistic regression, noisy gradient descent;
+- ``dplib.synthetic``: marginals, synthetic tables sampled from them, MWEM, their evaluation.
 
-The others: ``datasets``, ``laplace``, ``randomized_response``, ``kary_randomized_response``,
-``channels``, ``estimators``, ``kary_estimators``, ``experiments``, ``exponential``,
-``fairness``, ``privacy_loss``, ``attacks``, ``images``, ``composition``, ``sparse_vector``,
-``gaussian``, ``approximate_composition``, ``learning``, ``logistic_regression``, ``private_learning``,
-``dp_gd_accounting``, ``subsampling``, ``auditing``, ``audit_bounds``, ``vendors``, ``floating_point``,
-``discrete_laplace``, ``numpy_geometric``, ``reconstruction``, ``marginals``, ``synthetic``, ``synthetic_evaluation``,
-``multiplicative_weights``;
-the grading platform is a package of its own, `dpgrader`, which no notebook imports.
+The tools, modules of their own: ``dplib.datasets``, ``dplib.images`` and, loaded on first use so
+``import dplib`` does not pay for matplotlib and ipywidgets, ``dplib.plotting`` (plot helpers),
+``dplib.widgets`` (the lecture explorers) and ``dplib.testing`` (the checks of autograder test cells:
+``check_*``, ``testing.disabled``, ``testing.quiet``).
+
+Every module keeps the flat name it had in earlier terms (:data:`FORMER_NAMES`): a notebook that writes
+``import dplib.privacy_loss`` or ``dplib.vendors.TRUE_EPSILON`` gets ``dplib.accounting.privacy_loss``
+and ``dplib.auditing.vendors``; ``dplib.learning``, ``dplib.synthetic``, ``dplib.attacks`` and
+``dplib.auditing`` are the subpackages, which re-export every public name of the module once called so.
+The grading platform is a package of its own, `dpgrader`, which no notebook imports.
 """
 
 import importlib
+import sys
 
 from dplib import datasets
-from dplib.approximate_composition import advanced_composition_epsilon, zcdp_rho, zcdp_to_epsilon
-from dplib.attacks import differencing_attack, reidentify, uniqueness
-from dplib.audit_bounds import clopper_pearson, detection_probability, epsilon_lower_bound, miss_probability
-from dplib.auditing import EventAudit, audit_events, audit_threshold, audit_vendors, event_counts
-from dplib.channels import (
+from dplib.accounting.zcdp import advanced_composition_epsilon, zcdp_rho, zcdp_to_epsilon
+from dplib.attacks.linkage import differencing_attack, reidentify, uniqueness
+from dplib.auditing.confidence_bounds import clopper_pearson, detection_probability, epsilon_lower_bound, miss_probability
+from dplib.auditing.event_audit import EventAudit, audit_events, audit_threshold, audit_vendors, event_counts
+from dplib.accounting.channels import (
     COIN_RR_EPSILON,
     alpha_beta_epsilon,
     alpha_beta_to_p_q,
@@ -81,7 +89,7 @@ from dplib.channels import (
     krr_probabilities,
     rr_channel,
 )
-from dplib.composition import (
+from dplib.accounting.budgets import (
     BudgetExceededError,
     PrivacyAccountant,
     above_threshold,
@@ -94,7 +102,7 @@ from dplib.composition import (
     sequential_epsilon,
 )
 from dplib.datasets import age_sex_categories, load_adult, load_adult_with_pii, load_voter_roll
-from dplib.discrete_laplace import (
+from dplib.mechanisms.discrete_laplace import (
     discrete_laplace_steps,
     exact_grid_laplace,
     grid_laplace,
@@ -102,8 +110,8 @@ from dplib.discrete_laplace import (
     opendp_laplace,
     opendp_laplace_epsilon,
 )
-from dplib.dp_gd_accounting import dp_gd_epsilon, dp_gd_rho, gradient_sum_sensitivity, noise_multiplier_for
-from dplib.estimators import (
+from dplib.accounting.dp_gd import dp_gd_epsilon, dp_gd_rho, gradient_sum_sensitivity, noise_multiplier_for
+from dplib.estimation.binary_rr import (
     ConfidenceInterval,
     estimate_black_fraction,
     estimate_count,
@@ -112,16 +120,16 @@ from dplib.estimators import (
     estimate_proportion_coin,
     rr_confidence_interval,
 )
-from dplib.experiments import apportion, error_vs_epsilon, krr_error_vs_epsilon, theoretical_krr_errors
-from dplib.exponential import (
+from dplib.estimation.experiments import apportion, error_vs_epsilon, krr_error_vs_epsilon, theoretical_krr_errors
+from dplib.mechanisms.exponential import (
     exponential_mechanism,
     exponential_probabilities,
     report_noisy_max_gumbel,
     score_sensitivity_of_proportion,
 )
-from dplib.fairness import group_outcome_probabilities
-from dplib.floating_point import can_produce, textbook_laplace, textbook_laplace_output
-from dplib.gaussian import (
+from dplib.mechanisms.fairness import group_outcome_probabilities
+from dplib.attacks.floating_point import can_produce, textbook_laplace, textbook_laplace_output
+from dplib.mechanisms.gaussian import (
     analytic_gaussian_sigma,
     gaussian_delta,
     gaussian_mech,
@@ -129,9 +137,9 @@ from dplib.gaussian import (
     l2_sensitivity_of_histogram,
 )
 from dplib.images import demo_picture
-from dplib.kary_estimators import estimate_krr_counts, krr_count_std, project_to_simplex
-from dplib.kary_randomized_response import k_rand_resp
-from dplib.laplace import (
+from dplib.estimation.kary_rr import estimate_krr_counts, krr_count_std, project_to_simplex
+from dplib.mechanisms.kary_randomized_response import k_rand_resp
+from dplib.mechanisms.laplace import (
     clipped_sum_sensitivity,
     laplace_interval,
     laplace_mech,
@@ -142,8 +150,8 @@ from dplib.laplace import (
     proportion_sensitivity,
     uniform_noise_epsilon,
 )
-from dplib.learning import adult_learning_data, private_accuracy, privatize_columns, train_and_score
-from dplib.logistic_regression import (
+from dplib.learning.local_model import adult_learning_data, private_accuracy, privatize_columns, train_and_score
+from dplib.learning.logistic_model import (
     adult_design_matrices,
     design_matrix,
     logistic_accuracy,
@@ -151,21 +159,21 @@ from dplib.logistic_regression import (
     nonprivate_logistic_regression,
     per_example_gradients,
 )
-from dplib.marginals import consistent_marginals, marginal, marginal_errors, noisy_marginals
-from dplib.multiplicative_weights import marginal_queries, multiplicative_weights_update, mwem, select_worst_query
-from dplib.numpy_geometric import GridLaplaceDelta, NumpyGeometric, grid_laplace_delta, numpy_geometric_search
-from dplib.privacy_loss import max_privacy_loss, privacy_loss_per_output, satisfies_dp
-from dplib.private_learning import (
+from dplib.synthetic.marginals import consistent_marginals, marginal, marginal_errors, noisy_marginals
+from dplib.synthetic.multiplicative_weights import marginal_queries, multiplicative_weights_update, mwem, select_worst_query
+from dplib.mechanisms.numpy_geometric import GridLaplaceDelta, NumpyGeometric, grid_laplace_delta, numpy_geometric_search
+from dplib.accounting.privacy_loss import max_privacy_loss, privacy_loss_per_output, satisfies_dp
+from dplib.learning.noisy_gd import (
     central_accuracy,
     clip_gradients,
     noisy_gradient,
     noisy_gradient_descent,
     noisy_gradient_descent_path,
 )
-from dplib.randomized_response import coin_rr, privatize_image, rand_resp
-from dplib.reconstruction import answer_queries, reconstruct, reconstruction_accuracy, subset_queries
-from dplib.subsampling import sampled_gaussian_epsilon, subsampled_epsilon
-from dplib.synthetic import (
+from dplib.mechanisms.randomized_response import coin_rr, privatize_image, rand_resp
+from dplib.attacks.reconstruction import answer_queries, reconstruct, reconstruction_accuracy, subset_queries
+from dplib.accounting.subsampling import sampled_gaussian_epsilon, subsampled_epsilon
+from dplib.synthetic.sampling import (
     ADULT_DOMAIN,
     ADULT_TREE,
     adult_synthetic_data,
@@ -173,8 +181,46 @@ from dplib.synthetic import (
     sample_tree,
     synthesize,
 )
-from dplib.synthetic_evaluation import classifier_accuracy, synthetic_utility
-from dplib.vendors import Vendor, vendor_mechanisms
+from dplib.synthetic.evaluation import classifier_accuracy, synthetic_utility
+from dplib.auditing.vendors import Vendor, vendor_mechanisms
+
+#: The flat module names of earlier terms, kept so that notebooks written against them still run:
+#: ``import dplib.laplace`` and ``dplib.laplace.laplace_mech`` reach ``dplib.mechanisms.laplace``.
+FORMER_NAMES = {
+    "laplace": "dplib.mechanisms.laplace",
+    "randomized_response": "dplib.mechanisms.randomized_response",
+    "kary_randomized_response": "dplib.mechanisms.kary_randomized_response",
+    "exponential": "dplib.mechanisms.exponential",
+    "gaussian": "dplib.mechanisms.gaussian",
+    "sparse_vector": "dplib.mechanisms.sparse_vector",
+    "discrete_laplace": "dplib.mechanisms.discrete_laplace",
+    "numpy_geometric": "dplib.mechanisms.numpy_geometric",
+    "fairness": "dplib.mechanisms.fairness",
+    "privacy_loss": "dplib.accounting.privacy_loss",
+    "channels": "dplib.accounting.channels",
+    "composition": "dplib.accounting.budgets",
+    "approximate_composition": "dplib.accounting.zcdp",
+    "subsampling": "dplib.accounting.subsampling",
+    "dp_gd_accounting": "dplib.accounting.dp_gd",
+    "estimators": "dplib.estimation.binary_rr",
+    "kary_estimators": "dplib.estimation.kary_rr",
+    "experiments": "dplib.estimation.experiments",
+    "reconstruction": "dplib.attacks.reconstruction",
+    "floating_point": "dplib.attacks.floating_point",
+    "audit_bounds": "dplib.auditing.confidence_bounds",
+    "vendors": "dplib.auditing.vendors",
+    "logistic_regression": "dplib.learning.logistic_model",
+    "private_learning": "dplib.learning.noisy_gd",
+    "marginals": "dplib.synthetic.marginals",
+    "synthetic_evaluation": "dplib.synthetic.evaluation",
+    "multiplicative_weights": "dplib.synthetic.multiplicative_weights",
+}
+for _former, _module in FORMER_NAMES.items():
+    # Registered before any ``import dplib.<former>`` looks: the import system finds it in sys.modules
+    # once the package is imported, and the attribute makes ``dplib.<former>`` work without an import.
+    sys.modules.setdefault(f"dplib.{_former}", sys.modules[_module])
+    globals()[_former] = sys.modules[_module]
+del _former, _module
 
 __version__ = "0.1.0"
 

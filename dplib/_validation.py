@@ -4,7 +4,7 @@ They are named ``require_<kind>``: the word ``check_*`` belongs to the test chec
 :mod:`dplib.testing`. The module is private (``dplib._validation``: nothing a notebook imports),
 its functions are public to the modules of dplib, which all import them. A validator of one
 module's own parameters lives in that module under the same prefix (``require_domain`` in
-:mod:`dplib.marginals`), public when another module imports it, ``_require_*`` when not.
+:mod:`dplib.synthetic.marginals`), public when another module imports it, ``_require_*`` when not.
 
 Each helper returns the value in the form the caller needs (a float, an int, an
 array) and raises ``ValueError`` whose message names the parameter, the allowed

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 GiB = 2**30
-KERNEL_MEMORY = 2 * GiB  # dpgrader.grading.limits.GradingLimits.memory_bytes: one notebook kernel
+KERNEL_MEMORY = 2 * GiB  # dpgrader.limits.GradingLimits.memory_bytes: one notebook kernel
 WORKER_MEMORY = 1 * GiB  # the Dask worker and nbgrader around the kernel
 SCHEDULER_PORT = 8786
 DASHBOARD = "127.0.0.1:8787"  # loopback: reach it with ssh -L 8787:127.0.0.1:8787 <login node>

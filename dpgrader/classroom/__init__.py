@@ -38,7 +38,8 @@ from dpgrader.grading.merge import merge
 from dpgrader.classroom.mistakes import ClassMistakes, Mistake, WrittenAnswer, class_mistakes, summarize_mistakes
 from dpgrader.classroom.mistakes_page import mistakes_html, write_mistakes
 from dpgrader.outcomes import UNGRADED, Outcome, Status, read_outcomes, write_outcomes
-from dpgrader.review import comment_in_gradebook, review_flags
+from dpgrader.grading.review_comments import comment_in_gradebook
+from dpgrader.review import review_flags
 
 __all__ = [
     "grade_class", "export_grades", "regenerate_feedback", "summarize", "main", "find_submissions",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dpgrader.grading.cluster import ClusterLost, security
 from dpgrader.grading.export import export_grades, regenerate_feedback, summarize
-from dpgrader.grading.limits import describe, parse_override
+from dpgrader.limits import describe, parse_override
 from dpgrader.grading.run import grade_class
 from dpgrader.classroom.mistakes import summarize_mistakes
 from dpgrader.classroom.mistakes_page import write_mistakes

@@ -242,7 +242,7 @@ def check_no_hidden_code(page: str, source_folder: Path) -> None:
     """
     import nbformat
 
-    from dpgrader.preprocessors.feedback import secret_lines
+    from dpgrader.preprocessors.scrubber import secret_lines
 
     sources = [c.source for nb in notebooks_of(source_folder)
                for c in nbformat.read(str(nb), as_version=4).cells]

@@ -11,7 +11,8 @@ from dpgrader.course import Course, notebooks_of
 from dpgrader.grading.task import GradingResult, GradingTask
 from dpgrader.outcomes import Effect, Flag, Outcome, Status
 # Review flags: a syntax-tree review of every submission (dpgrader.review).
-from dpgrader.review import comment_in_gradebook, review_flags
+from dpgrader.grading.review_comments import comment_in_gradebook
+from dpgrader.review import review_flags
 
 
 def remove_tree(path: Path) -> None:

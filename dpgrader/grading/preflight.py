@@ -7,7 +7,7 @@ class grader first grades each assignment's source notebook, the reference solut
 submission, in the same sandbox and pipeline. Unless it earns every autograded point with an
 ``ok`` outcome, grading stops before any grade is written (:class:`PreflightFailed`), with one
 line an instructor can act on: which cell, which error. Its run time also sets the wall-clock
-budget of every submission of that assignment (:meth:`~dpgrader.grading.limits.GradingLimits.time_budget`).
+budget of every submission of that assignment (:meth:`~dpgrader.limits.GradingLimits.time_budget`).
 """
 
 from __future__ import annotations

@@ -20,9 +20,9 @@ from pathlib import Path
 from dpgrader import sandbox
 from dpgrader.course import Course, notebooks_of
 from dpgrader.grading.export import export_grades
-from dpgrader.grading.intake import irregular_entry
+from dpgrader.intake import irregular_entry
 from dpgrader.ids import valid_student_id
-from dpgrader.grading.limits import GradingLimits
+from dpgrader.limits import GradingLimits
 from dpgrader.grading.merge import merge, record, remove_tree
 from dpgrader.grading.pool import run_tasks
 from dpgrader.grading.preflight import PreflightFailed, preflight_problem, preflight_task
@@ -30,7 +30,7 @@ from dpgrader.grading.bundle import assignment_bundle
 from dpgrader.grading.task import AssignmentBundle, GradingResult, GradingTask
 from dpgrader.outcomes import Effect, Flag, Outcome, Status, read_outcomes, write_outcomes
 # After grading, copies found across the class (dpgrader.similarity, see add_copy_flags).
-from dpgrader.review import comment_in_gradebook
+from dpgrader.grading.review_comments import comment_in_gradebook
 from dpgrader.safe_output import one_line
 
 # Characters nbgrader reads as a glob pattern in a student id (``x[1]`` would grade ``x1``).
@@ -45,7 +45,7 @@ def find_submissions(root: Path, assignments=None, students=None) -> tuple[list[
 
     Folders are listed, never globbed: a student id is a name, not a pattern. Refused (with
     a :data:`~dpgrader.outcomes.Status.REFUSED` outcome, 0 points): a submission whose tree holds
-    anything but plain files and folders (:func:`~dpgrader.grading.intake.irregular_entry`: a link
+    anything but plain files and folders (:func:`~dpgrader.intake.irregular_entry`: a link
     anywhere, a hard link, a device, a FIFO), and a student id nbgrader would read as a pattern.
     """
     course = Course(root)
@@ -139,7 +139,7 @@ def grade_class(
     feedback : bool
         Also generate each graded submission's feedback into ``feedback/``.
     limits : mapping of str to float, optional
-        Limits to change for this run, by :class:`~dpgrader.grading.limits.GradingLimits` name
+        Limits to change for this run, by :class:`~dpgrader.limits.GradingLimits` name
         (``{"submission_seconds": 600}``); the others are the course's (``c.GradingLimits`` in
         ``nbgrader_config.py``) or the defaults. Each submission's ``notebook_seconds`` is then set
         from its reference solution's grading time (``time_budget_factor``).

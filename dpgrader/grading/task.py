@@ -21,8 +21,8 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from dpgrader.grading.intake import graded_files
-from dpgrader.grading.limits import GradingLimits
+from dpgrader.intake import graded_files
+from dpgrader.limits import GradingLimits
 from dpgrader.outcomes import Status
 
 Files = dict[str, bytes]  # relative path ("source/01_definition/01_definition.ipynb") -> content
@@ -100,7 +100,7 @@ class PackedTask:
     """A task as a worker receives it: no path of the instructor's, the submission's files as bytes.
 
     ``files`` are the notebooks and ``timestamp.txt`` handed in, by name
-    (:func:`~dpgrader.grading.intake.graded_files`).
+    (:func:`~dpgrader.intake.graded_files`).
     """
 
     assignment: str

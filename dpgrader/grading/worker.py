@@ -27,7 +27,7 @@ from pathlib import Path
 
 from dpgrader import sandbox
 from dpgrader.course import Course, notebooks_of
-from dpgrader.grading.intake import GRADED_FILES, UnreadableNotebook, read_notebook
+from dpgrader.intake import GRADED_FILES, UnreadableNotebook, read_notebook
 from dpgrader.grading.task import (
     AssignmentBundle, CellScore, GradingResult, NotebookResult, PackedTask, read_files, write_files,
 )

@@ -31,7 +31,8 @@ Why, as measured on nbgrader 0.9.6 (see the tests in ``tests/grader/test_grading
   quote the lines of the failing (hidden) code.
 
 The plug-ins live in :mod:`.sanitize`, :mod:`.execute`, :mod:`.feedback` and :mod:`.active_content` (what they share
-in :mod:`.cells`); this package re-exports them under the dotted names
+in :mod:`.source_notebook`; the feedback's secret scrubber in :mod:`.scrubber`, its traceback frames in
+:mod:`.tracebacks`); this package re-exports them under the dotted names
 ``nbgrader_config.py`` uses.
 """
 
@@ -40,18 +41,19 @@ from dpgrader.preprocessors.execute import AllOrNothingTests, GuardedExecute
 from dpgrader.preprocessors.feedback import (  # noqa: F401 (tests and nbgrader_config.py use them)
     FEEDBACK_TEMPLATE_DIRS,
     GetGradesWithPending,
-    MIN_SECRET_LENGTH,
-    SECRET_REGIONS,
     HideHiddenTests,
     HideReviewNotes,
     NamedFeedbackExporter,
+)
+from dpgrader.preprocessors.scrubber import (  # noqa: F401 (tests use them)
+    MIN_SECRET_LENGTH,
+    SECRET_REGIONS,
     message_secrets,
     quotes_secret,
-    raised_by_the_tests,
     scrub,
     secret_lines,
-    student_frames,
 )
+from dpgrader.preprocessors.tracebacks import raised_by_the_tests, student_frames  # noqa: F401
 from dpgrader.preprocessors.sanitize import RestoreCells, SanitizeMetadata
 
 __all__ = ["SanitizeMetadata", "RestoreCells", "GuardedExecute", "AllOrNothingTests", "HideHiddenTests", "HideReviewNotes",

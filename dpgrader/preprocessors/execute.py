@@ -17,11 +17,11 @@ from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Dict, List, Unicode
 
 from dpgrader import guard
-from dpgrader.grading.limits import GradingLimits
+from dpgrader.limits import GradingLimits
 from dpgrader.outcomes import Status, note
 from dpgrader.sandbox.stderr import last_error_line
 from dpgrader.cells import cell_name, grade_id_of, is_test_cell
-from dpgrader.preprocessors.cells import SourceNotebook, bound_names, error_output, import_lines
+from dpgrader.preprocessors.source_notebook import SourceNotebook, bound_names, error_output, import_lines
 
 
 SHORTEST_WAIT = 0.1  # seconds: the shortest wait for a running cell's reply before its charge is read again
@@ -82,7 +82,7 @@ class GuardedExecute(Execute):
     - The notebook's cells share a time budget (``GradingLimits.notebook_seconds``, set per assignment by
       the class grader from the reference's run time): a cell's limit is the smaller of
       ``GradingLimits.cell_seconds`` and what is left; past it the later cells are not run (status
-      ``time_budget``). Every limit is read from ``c.GradingLimits`` (:mod:`dpgrader.grading.limits`).
+      ``time_budget``). Every limit is read from ``c.GradingLimits`` (:mod:`dpgrader.limits`).
     - Both limits count the time the kernel got, not the time others took from it. Nothing polls a running
       cell: the grader waits for its reply, and reads what the kernel was charged only when the limit could
       first be crossed (a charge never exceeds wall-clock time, so not before ``limit - charged`` more

@@ -1,23 +1,15 @@
 """Feedback plug-ins: the feedback template, and feedback without hidden tests, solutions or review notes.
 
-:class:`HideHiddenTests` runs last in the feedback pipeline; :func:`secret_lines` and
-:func:`scrub` remove any line of a hidden test or a solution from the outputs.
+:class:`HideHiddenTests` runs last in the feedback pipeline; the scrubber (:mod:`.scrubber`) removes any line
+of a hidden test or a solution from the outputs, and only the student's frames of a traceback are shown
+(:mod:`.tracebacks`).
 :class:`HideReviewNotes` keeps the automatic review's notes (copy and tampering flags) in
 formgrader, for the instructor, and out of the student's feedback.
 """
 
 from __future__ import annotations
 
-import ast
-import base64
-import binascii
-import html
-import html.parser
-import json
-import re
-import zlib
 from pathlib import Path
-
 
 import jinja2
 import jinja2.bccache
@@ -29,9 +21,11 @@ from nbgrader import utils
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades, NbGraderPreprocessor
 from traitlets import Unicode, default
 
-from dpgrader.cells import SECRET_REGIONS, LineKind, grade_id_of, is_test_cell, mark_lines, nbgrader_metadata
+from dpgrader.cells import LineKind, grade_id_of, is_test_cell, mark_lines, nbgrader_metadata
 from dpgrader.preprocessors.active_content import clean_html
-from dpgrader.preprocessors.cells import SourceNotebook, error_output
+from dpgrader.preprocessors.scrubber import message_secrets, quotes_secret, scrub, secret_lines
+from dpgrader.preprocessors.source_notebook import SourceNotebook, error_output
+from dpgrader.preprocessors.tracebacks import raised_by_the_tests, student_frames
 from dpgrader.review.notebook import REVIEW_HEADING
 
 # Feedback pages: nbgrader's template with entries named after the exercise (templates/feedback_named).
@@ -39,7 +33,6 @@ FEEDBACK_TEMPLATE_DIRS = [
     str(Path(__file__).parent.parent / "templates"),
     str(Path(utils.__file__).parent / "server_extensions" / "formgrader" / "templates"),
 ]
-
 
 
 class _SharedBytecode(jinja2.BytecodeCache):
@@ -108,203 +101,6 @@ class GetGradesWithPending(GetGrades):
         cell.metadata.nbgrader["pending"] = pending
         if pending:
             resources["nbgrader"]["pending_points"] += float(grade.max_score)
-
-
-MIN_SECRET_LENGTH = 12  # shorter lines (``return x``, ``)``) are too common to mean anything
-
-
-def secret_lines(sources: list[str]) -> set[str]:
-    """Stripped lines of hidden tests, reference solutions and mark schemes in ``sources`` (cell texts).
-
-    The regions are read by :func:`dpgrader.cells.mark_lines` (:data:`~dpgrader.cells.SECRET_REGIONS`; an
-    unterminated or nested region is secret to its end). Marker lines are neither secret nor public. Lines
-    that also appear outside those regions (what students see anyway) and lines shorter than
-    :data:`MIN_SECRET_LENGTH` are left out.
-    """
-    secret, public = set(), set()
-    for text in sources:
-        for line, kind in mark_lines(text, SECRET_REGIONS):
-            if line.strip() and kind in (LineKind.HIDDEN, LineKind.VISIBLE):
-                (secret if kind is LineKind.HIDDEN else public).add(line.strip())
-    return {line for line in secret - public if len(line) >= MIN_SECRET_LENGTH}
-
-
-def _string_literals(source: str) -> list[str]:
-    """The string constants of a cell's code, f-strings' constant parts included (none if it does not parse)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return []
-    return [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
-
-
-def message_secrets(sources: list[str]) -> set[str]:
-    """The lines a failure message the course's tests raised must not quote: hidden-test *code*.
-
-    These are the lines of :func:`secret_lines` inside hidden-test regions (not solutions or mark schemes:
-    neither is in the grading kernel, so no value a message quotes can hold them), without those that
-    a string literal of the notebook contains: a message or hint the course wrote for students, split
-    over lines (``"two calls of ..., rng=np.random.default_rng(2024))"``), is theirs to read.
-    What is left can reach a course message only through a value the student's code made (a type's
-    name, a dict's keys); :class:`HideHiddenTests` removes the lines that quote it.
-    """
-    hidden = {line.strip() for text in sources for line, kind in mark_lines(text) if kind is LineKind.HIDDEN}
-    literals = [literal for text in sources for literal in _string_literals(text)]
-    return {line for line in hidden & secret_lines(sources) if not any(line in literal for literal in literals)}
-
-
-def scrub(text: str, secrets: set[str]) -> tuple[str, int]:
-    """``text`` without the lines that quote a secret line (verbatim, or escaped as in a ``repr``)."""
-    if not secrets or not text:
-        return text, 0
-    forms = secrets | {json.dumps(line)[1:-1] for line in secrets} | {repr(line)[1:-1] for line in secrets}
-    kept, removed = [], 0
-    for line in text.split("\n"):
-        if any(form in line for form in forms):
-            removed += 1
-        else:
-            kept.append(line)
-    return "\n".join(kept), removed
-
-
-_DATA_URI = re.compile(r"data:[\w.+/-]*(?:;[\w.+=-]*)*;base64,([A-Za-z0-9+/=\s]+)", re.IGNORECASE)
-_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-MAX_INFLATED_BYTES = 16 << 20  # a text chunk that inflates to more than this is not read further
-
-
-def _squeezed(text: str) -> str:
-    return "".join(text.split())
-
-
-def _png_texts(data: bytes) -> list[bytes]:
-    """The text chunks of a PNG: tEXt, zTXt and iTXt, inflated when compressed.
-
-    Its pixels are not read: text drawn into an image is beyond any scrub (an OCR would be needed).
-    """
-    found, position = [], len(_PNG_SIGNATURE)
-    while position + 8 <= len(data):
-        length = int.from_bytes(data[position:position + 4], "big")
-        kind, body = data[position + 4:position + 8], data[position + 8:position + 8 + length]
-        position += 12 + length
-        if kind in (b"tEXt", b"iTXt", b"zTXt"):
-            found.append(body)
-            keyword_end = body.find(b"\0")
-            for start in (keyword_end + 2, keyword_end + 3, keyword_end + 5):  # zTXt; iTXt (flags, method, tags)
-                try:
-                    found.append(zlib.decompressobj().decompress(body[start:], MAX_INFLATED_BYTES))
-                except zlib.error:
-                    pass
-    return found
-
-
-class _Text(html.parser.HTMLParser):
-    """The text of markup (HTML, SVG) without its tags, entities decoded."""
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-
-    def handle_data(self, data: str) -> None:
-        self.parts.append(data)
-
-
-def _markup_text(value: str) -> str:
-    parser = _Text()
-    parser.feed(value)
-    parser.close()
-    return "".join(parser.parts)
-
-
-def _views(value: str, depth: int = 0) -> list[str]:
-    """The texts a browser could show from one output value: as written, its text without markup (an SVG's
-    ``<text>``), and, decoded, the base64 of an image and the ``data:`` URIs inside it (recursively, twice)."""
-    views = [value, _markup_text(value)] if "<" in value else [value]
-    if depth >= 2:
-        return views
-    blobs = [match.group(1) for match in _DATA_URI.finditer(value)]
-    if len(value) >= 16 and not value.lstrip().startswith("<"):
-        blobs.append(value)  # an image/png or image/jpeg value is base64 itself
-    for blob in blobs:
-        try:
-            data = base64.b64decode("".join(blob.split()), validate=True)
-        except (binascii.Error, ValueError):
-            continue
-        decoded = [data] + (_png_texts(data) if data.startswith(_PNG_SIGNATURE) else [])
-        for raw in decoded:
-            views += _views(raw.decode("utf-8", errors="ignore"), depth + 1)
-            views.append(raw.decode("latin-1"))
-    return views
-
-
-def quotes_secret(value: str, secrets: set[str]) -> bool:
-    """Whether any text a page could show from ``value`` (see :func:`_views`) holds a secret line, with
-    whitespace ignored (an SVG spaces its text as it likes)."""
-    if not secrets or not value:
-        return False
-    forms = {_squeezed(form) for line in secrets for form in (line, json.dumps(line)[1:-1], repr(line)[1:-1])}
-    for view in _views(value):
-        squeezed = _squeezed(view)
-        if any(form in squeezed for form in forms):
-            return True
-    return False
-
-
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_CELL_FRAME = re.compile(r"^Cell In\[(?P<count>\d+)\], line (?P<line>\d+)(?:, in (?P<function>[\w.<>]+))?")
-STUDENT_FRAMES_HEADING = "Where it failed in your code (the hidden test's own lines are not shown):"
-
-
-def student_frames(traceback: list[str], cells: dict[int, NotebookNode]) -> list[str]:
-    """The frames of an IPython traceback that run the student's own cells: ``cell <name>, line <n>, in <f>`` and
-    that line, read from the cell's source (never from the traceback, which the kernel wrote).
-
-    ``cells`` maps an execution count (IPython's ``In[n]``) to the code cell that ran with it; a frame
-    of a test cell, of a file (a library) or of a count that names no cell is left out.
-    """
-    frames = []
-    for entry in traceback:
-        match = _CELL_FRAME.match(_ANSI.sub("", str(entry)).strip())
-        cell = cells.get(int(match.group("count"))) if match else None
-        if cell is None or is_test_cell(cell):
-            continue
-        lines, number = cell.source.split("\n"), int(match.group("line"))
-        if not 1 <= number <= len(lines):
-            continue
-        name = grade_id_of(cell) or f"In [{match.group('count')}]"
-        where = f", in {match.group('function')}" if match.group("function") else ""
-        frames += [f"  cell {name}, line {number}{where}:", f"    {lines[number - 1].strip()}"]
-    return [STUDENT_FRAMES_HEADING, *frames] if frames else []
-
-
-_FILE_FRAME = re.compile(r"^File (?P<path>.+?):\d+(?:, in |$)")
-CHECK_FILES = re.compile(r"(?:^|[/\\])dplib[/\\]testing[/\\][A-Za-z_]\w*\.py$")  # dplib.testing: the course's checks
-
-
-def raised_by_the_tests(traceback: list[str], cells: dict[int, NotebookNode]) -> bool:
-    """Whether an error was raised by the course's own test code: an ``assert ..., message`` of a test cell or a
-    :mod:`dplib.testing` check's ``fail``. Every frame of the IPython ``traceback`` is then a test cell's
-    (``cells`` maps execution counts to code cells, as for :func:`student_frames`) or a ``dplib/testing/`` file's;
-    a frame in the student's code, in another library, or that names no cell makes it not the tests' own.
-    A traceback with no frame (none recorded) is not the tests' either.
-    """
-    frames = 0
-    for entry in traceback:
-        head = _ANSI.sub("", str(entry)).strip().split("\n", 1)[0]
-        if head.startswith("Cell In["):
-            match = _CELL_FRAME.match(head)
-            cell = cells.get(int(match.group("count"))) if match else None
-            if cell is None or not is_test_cell(cell):
-                return False
-        elif head.startswith("File "):
-            match = _FILE_FRAME.match(head)
-            if not (match and CHECK_FILES.search(match.group("path"))):
-                return False
-        elif head.startswith(("Input In", "<ipython-input")):  # older IPython frames: never trusted
-            return False
-        else:
-            continue
-        frames += 1
-    return frames > 0
 
 
 MESSAGE_WITHHELD = "[the message is not shown: it quoted the course's hidden tests or solutions]"
@@ -439,11 +235,10 @@ class HideHiddenTests(ClearHiddenTests):
         return error, removed + dropped
 
 
-
 class HideReviewNotes(NbGraderPreprocessor):
     """Feedback without the automatic review's notes: they are for the instructor to check.
 
-    :func:`dpgrader.review.comment_in_gradebook` writes copy and tampering flags into the
+    :func:`dpgrader.grading.review_comments.comment_in_gradebook` writes copy and tampering flags into the
     comment of a notebook's first solution cell, under :data:`REVIEW_HEADING`, so that formgrader
     shows them. A flag is a reason to look, not a verdict, so the student's feedback keeps only
     the rest of the comment (what a grader wrote). Runs after ``GetGrades``.

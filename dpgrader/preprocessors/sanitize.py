@@ -12,7 +12,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 from traitlets import Bool
 
 from dpgrader.cells import grade_id_of, nbgrader_metadata, visible_lines
-from dpgrader.preprocessors.cells import SourceNotebook
+from dpgrader.preprocessors.source_notebook import SourceNotebook
 
 
 class SanitizeMetadata(NbGraderPreprocessor):

@@ -36,8 +36,8 @@ are evaluated). Honest code raises no flag: every reference solution of ``source
 every honest student of ``make demo`` is reviewed in ``tests/grader/test_review.py``.
 
 :func:`review_flags` gives the flags of a notebook as ``"kind: reason"`` strings for
-``grades.csv`` and the class summary; :func:`comment_in_gradebook` puts them in
-formgrader.
+``grades.csv`` and the class summary; the grading run puts them in formgrader
+(:func:`dpgrader.grading.review_comments.comment_in_gradebook`): the review writes nothing.
 
 **Fail closed.** A review that cannot finish is a flag, never an empty list: a cell the
 parser gives up on (a 5,000-term sum raises ``RecursionError`` in :func:`ast.parse`, as in
@@ -54,9 +54,9 @@ student's), :mod:`.magics` (IPython magics and shell commands), :mod:`.checks` a
 entry points re-exported here).
 """
 
-from dpgrader.review.cells import parse_cell, student_cells
-from dpgrader.review.notebook import REVIEW_HEADING, comment_in_gradebook, review_flags, review_notebook, unfinished  # noqa: F401
+from dpgrader.review.reading import parse_cell, student_cells
+from dpgrader.review.notebook import REVIEW_HEADING, review_flags, review_notebook, unfinished  # noqa: F401
 from dpgrader.review.resolver import constant_value
 from dpgrader.review.rules import Flag
 
-__all__ = ["Flag", "review_notebook", "review_flags", "student_cells", "parse_cell", "constant_value", "comment_in_gradebook"]
+__all__ = ["Flag", "review_notebook", "review_flags", "student_cells", "parse_cell", "constant_value"]

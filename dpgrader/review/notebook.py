@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dpgrader.review.cells import instructor_code, parse_cell, read_notebook, student_cells
+from dpgrader.review.reading import instructor_code, parse_cell, read_notebook, student_cells
 from dpgrader.review.reviewer import Reviewer
 from dpgrader.review.rules import Flag
 
@@ -54,7 +54,7 @@ def review_flags(notebook_path, instructor=None) -> tuple[Flag, ...]:
 
     ``str(flag)`` is what ``grades.csv``, the class summary and formgrader show
     (``"kind: reason (cell, line n)"``, one line, control characters escaped).
-    A notebook nbformat cannot read (:func:`dpgrader.grading.intake.read_notebook`) gives ``()``: the
+    A notebook nbformat cannot read (:func:`dpgrader.intake.read_notebook`) gives ``()``: the
     grader reports it as unreadable. A review that fails for any
     other reason gives one ``"review: could not finish (...)"`` flag: a person must read
     the notebook (fail closed).
@@ -73,39 +73,4 @@ def review_flags(notebook_path, instructor=None) -> tuple[Flag, ...]:
 
 REVIEW_HEADING = "**Automatic review** (for the instructor to check; not a grade):"
 
-
-def comment_in_gradebook(gradebook, student: str, assignment: str, flags_by_notebook: dict[str, tuple[Flag, ...]]) -> int:
-    """Show review flags in formgrader: flag the submitted notebook and comment on its first solution cell.
-
-    Formgrader's comment is a place a student may see (released feedback): each flag is shown
-    :meth:`~dpgrader.outcomes.Flag.anonymous`, naming no classmate.
-
-    Each notebook with flags gets nbgrader's ``flagged`` mark (formgrader lists it) and an
-    automatic comment on its first solution cell, starting with :data:`REVIEW_HEADING`
-    (formgrader shows it in that cell's comment box). A comment a grader wrote by hand
-    is never touched. Returns the number of notebooks commented on.
-    """
-    from nbgrader.api import MissingEntry
-
-    done = 0
-    for notebook_name, flags in flags_by_notebook.items():
-        if not flags:
-            continue
-        try:
-            notebook = gradebook.find_submission_notebook(notebook_name, assignment, student)
-        except MissingEntry:
-            continue
-        notebook.flagged = True
-        order = {cell.name: i for i, cell in enumerate(notebook.notebook.source_cells)}
-        comments = sorted(notebook.comments, key=lambda c: order.get(c.name, 1 << 30))
-        if comments:
-            comment = comments[0]
-            previous, _, listed = (comment.auto_comment or "").partition(REVIEW_HEADING)
-            previous = previous.rstrip()
-            known = [line[2:] for line in listed.split("\n") if line.startswith("- ")]
-            text = REVIEW_HEADING + "\n" + "\n".join(f"- {flag}" for flag in dict.fromkeys(known + [str(f.anonymous()) for f in flags]))
-            comment.auto_comment = f"{previous}\n\n{text}".strip() if previous and previous != "No response." else text
-        done += 1
-    gradebook.db.commit()
-    return done
 

@@ -42,7 +42,7 @@ matplotlib and dplib and then only forks. Each fork takes new mount, PID, networ
 namespaces, makes every inherited mount read-only, mounts fresh tmpfs at ``/tmp`` (binding back,
 read-only, what bwrap bound below ``/tmp``: a course or environment that lives there), its work
 folder (``/notebook``) and ``/dev/shm`` and a procfs of its own, joins its cgroup, drops every
-capability and runs the kernel (see :mod:`dpgrader.guard.zygote`). Nothing of one notebook
+capability and runs the kernel (see :mod:`dpgrader.guard.forkserver`). Nothing of one notebook
 reaches the next; where the zygote cannot run, the kernel starts from scratch as above.
 
 Where bubblewrap cannot run, grading stops with :class:`SandboxUnavailable`, whose

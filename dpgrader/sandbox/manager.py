@@ -13,10 +13,10 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Bool
 
-from dpgrader.grading.limits import GradingLimits
+from dpgrader.limits import GradingLimits
 from dpgrader.outcomes import Status, measure, note
 from dpgrader.sandbox.cgroup import KernelCgroup
-from dpgrader.guard.zygote import KERNEL_ARGUMENTS
+from dpgrader.guard.forkserver import KERNEL_ARGUMENTS
 from dpgrader.sandbox.command import GiB, MiB, bwrap_command, require_sandbox
 from dpgrader.sandbox.stderr import StderrTail
 from dpgrader.sandbox.zygote import KERNEL_IP, WORK_FOLDER, ForkedKernel, Zygote, ZygoteUnavailable
@@ -34,14 +34,14 @@ class SandboxedKernelManager(AsyncKernelManager):
     A sandboxed kernel inherits no file of the grader's: stdin and stdout ``/dev/null``, stderr a
     pipe whose last lines the grader keeps (:meth:`last_error`, why a kernel died before it
     answered). It runs with IPython's history database disabled
-    (:data:`~dpgrader.guard.zygote.KERNEL_ARGUMENTS`, last on its command line). A limit whose cgroup
+    (:data:`~dpgrader.guard.forkserver.KERNEL_ARGUMENTS`, last on its command line). A limit whose cgroup
     could not be made is logged once per grading process (memory falls back to ``RLIMIT_AS``; CPU
     and processes have no fallback).
     """
 
     @property
     def limits(self) -> GradingLimits:
-        """Memory, processes, CPU, files and disk of the kernel: ``c.GradingLimits`` (:mod:`dpgrader.grading.limits`)."""
+        """Memory, processes, CPU, files and disk of the kernel: ``c.GradingLimits`` (:mod:`dpgrader.limits`)."""
         if self._limits is None:
             self._limits = GradingLimits.from_config(self.config)
         return self._limits

@@ -1,6 +1,6 @@
 """The grader side of pre-imported kernels: one sandboxed zygote per grading process, a fork per notebook.
 
-:mod:`dpgrader.guard.zygote` runs inside the sandbox and forks each kernel into namespaces, files
+:mod:`dpgrader.guard.forkserver` runs inside the sandbox and forks each kernel into namespaces, files
 and limits of its own; this module starts it (:class:`Zygote`), asks it for kernels
 (:meth:`Zygote.spawn`), puts each kernel in its cgroup, and hands jupyter_client a process object
 (:class:`ForkedKernel`) to poll, signal and wait for. The zygote talks to the grader only over a
@@ -25,7 +25,7 @@ import subprocess
 import threading
 import time
 
-from dpgrader.guard.zygote import KERNEL_FOLDER, STATUS, WORK_FOLDER
+from dpgrader.guard.forkserver import KERNEL_FOLDER, STATUS, WORK_FOLDER
 from dpgrader.sandbox.cgroup import KernelCgroup
 from dpgrader.sandbox.command import GiB, MiB, bwrap_command
 from dpgrader.sandbox.stderr import StderrTail
@@ -133,7 +133,7 @@ class Zygote:
     def start(self) -> None:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.cgroup = KernelCgroup(2 * GiB, 256)  # CPU accounting of the imports; the forks move on at once
-        command = bwrap_command([self.python, "-m", "dpgrader.guard.zygote", str(theirs.fileno())],
+        command = bwrap_command([self.python, "-m", "dpgrader.guard.forkserver", str(theirs.fileno())],
                                 workdir=WORK_FOLDER, channel_dir=None, work_bytes=MiB,
                                 keep_capabilities=("CAP_SYS_ADMIN", "CAP_SETPCAP"))
         self.stderr = StderrTail()

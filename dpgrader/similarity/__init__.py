@@ -62,12 +62,13 @@ parser, a notebook that is JSON but not a notebook) is an :data:`UNCHECKED` matc
 ``"copy check: could not compare ..."``; when a whole report fails,
 :func:`dpgrader.classroom.add_copy_flags` flags every submission of the assignment.
 
-The package holds :mod:`.fingerprints` (normalizing and winnowing), :mod:`.matches` (what is
-compared, the matches and the flags) and :mod:`.report` (the HTML page); the names below are
-re-exported here.
+The package holds :mod:`.unused_code` (the statements dropped first), :mod:`.winnowing`
+(normalizing and winnowing), :mod:`.dplib_copies` (dplib's implementation with its helpers),
+:mod:`.matches` (what is compared, and the matches), :mod:`.flags` (whom a match flags) and
+:mod:`.report` (the HTML page); the names below are re-exported here.
 """
 
-from dpgrader.similarity.fingerprints import (
+from dpgrader.similarity.winnowing import (
     K,
     UNIT_MIN_TOKENS,
     WINDOW,
@@ -78,7 +79,6 @@ from dpgrader.similarity.fingerprints import (
     normalize,
     statement_fingerprints,
     statement_units,
-    unused_statements,
 )
 from dpgrader.similarity.matches import (
     BUILT_ON,
@@ -93,16 +93,15 @@ from dpgrader.similarity.matches import (
     THRESHOLD,
     UNCHECKED,
     Match,
-    copy_flags,
     course_matches,
-    dplib_functions,
-    dplib_source,
     find_matches,
     minimum_sizes,
     solution_cells,
-    submission_times,
 )
+from dpgrader.similarity.dplib_copies import dplib_functions, dplib_source
+from dpgrader.similarity.flags import copy_flags, submission_times
 from dpgrader.similarity.report import report_html, write_report
+from dpgrader.similarity.unused_code import unused_statements
 
 __all__ = ["Match", "normalize", "fingerprints", "cell_fingerprints", "statement_units", "statement_fingerprints",
            "unused_statements", "jaccard", "containment", "find_matches", "course_matches", "minimum_sizes",

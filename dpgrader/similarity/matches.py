@@ -1,21 +1,18 @@
-"""Which solution cells match dplib's implementation, the instructor's reference or a classmate's, and whom to flag
-(see :mod:`dpgrader.similarity`)."""
+"""Which solution cells match dplib's implementation, the instructor's reference or a classmate's
+(see :mod:`dpgrader.similarity`; whom a match flags: :mod:`.flags`; dplib's side: :mod:`.dplib_copies`)."""
 
 from __future__ import annotations
 
 import ast
-import inspect
-import textwrap
 from dataclasses import dataclass
-from datetime import datetime
-from functools import lru_cache
 from itertools import combinations
 from pathlib import Path
 
 from dpgrader.course import Course, notebooks_of
 from dpgrader.outcomes import Flag
-from dpgrader.review.cells import parse_cell, read_notebook, student_cells
-from dpgrader.similarity.fingerprints import (
+from dpgrader.review.reading import parse_cell, read_notebook, student_cells
+from dpgrader.similarity.dplib_copies import library_for
+from dpgrader.similarity.winnowing import (
     cell_fingerprints,
     containment,
     jaccard,
@@ -48,7 +45,7 @@ def without_solution_markers(code: str) -> str:
 def solution_cells(notebook, instructor=None) -> dict[str, str]:
     """``grade_id -> code`` of the notebook's code solution cells (solution markers removed).
 
-    With ``instructor``, the cells are those nbgrader grades (:func:`dpgrader.review.student_cells`),
+    With ``instructor``, the cells are those nbgrader grades (:func:`dpgrader.review.reading`),
     and an exercise whose solution cell lost its nbgrader metadata (removed, or its ``grade_id``
     edited: nbgrader grades the cell as ordinary code, and the tests still call its functions) is
     the last cell without metadata that defines a name the instructor's solution cell defines.
@@ -79,11 +76,6 @@ def _safe_names(code: str) -> frozenset[str]:
         return frozenset()
 
 
-def _defined_functions(code: str) -> list[str]:
-    tree = parse_cell(code)
-    return [n.name for n in (tree.body if tree else []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-
-
 def _top_level_names(code: str) -> frozenset[str]:
     """Names a cell defines at its top level (the names the tests call)."""
     tree = parse_cell(code)
@@ -102,56 +94,6 @@ def _read_names(code: str) -> frozenset[str]:
     tree = parse_cell(code)
     return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)) \
         if tree else frozenset()
-
-
-def dplib_source(code: str) -> tuple[str, str] | None:
-    """``(name, source)`` of the dplib function a solution cell implements, or None."""
-    import dplib
-
-    for name in _defined_functions(code):
-        function = getattr(dplib, name, None)
-        if inspect.isfunction(function):
-            return f"dplib.{name}", inspect.getsource(function)
-    return None
-
-
-def dplib_functions(name: str) -> dict[str, str]:
-    """``qualified name -> source`` of ``dplib.<name>`` and of every dplib function it calls, transitively.
-
-    A student who pastes dplib's implementation pastes its helpers too (``require_epsilon``,
-    ``laplace_noise``, ...), under any name, as functions of their own or inlined: the copy
-    is compared with all of them. Empty if dplib has no function ``name``.
-
-    Raises
-    ------
-    OSError
-        If the source of a dplib function cannot be read (the comparison cannot be made).
-    """
-    import dplib
-
-    first = getattr(dplib, name, None)
-    if not inspect.isfunction(first):
-        return {}
-    found: dict[str, str] = {}
-    pending = [first]
-    while pending:
-        function = inspect.unwrap(pending.pop())
-        key = f"{function.__module__}.{function.__qualname__}"
-        if key in found:
-            continue
-        found[key] = textwrap.dedent(inspect.getsource(function))
-        for node in ast.walk(ast.parse(found[key])):
-            candidate = None
-            if isinstance(node, ast.Name):
-                candidate = function.__globals__.get(node.id)
-            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                owner = function.__globals__.get(node.value.id)
-                if inspect.ismodule(owner) and owner.__name__.split(".")[0] == "dplib":
-                    candidate = getattr(owner, node.attr, None)
-            if inspect.isfunction(candidate) and candidate.__module__.split(".")[0] == "dplib" \
-                    and not candidate.__module__.startswith("dplib.testing"):
-                pending.append(candidate)
-    return found
 
 
 def minimum_sizes(source) -> dict[str, int]:
@@ -266,7 +208,7 @@ def find_matches(submissions: dict[str, object], source, assignment: str = "", t
                     units[student, grade_id] = statement_fingerprints(code, names)
             except Exception as error:  # noqa: BLE001 -- e.g. RecursionError in the parser: UNCHECKED
                 matches.append(_unchecked(assignment, grade_id, student, error, code))
-    libraries = {grade_id: _library(code, reference_code.get(grade_id, "")) for grade_id, code in reference_code.items()}
+    libraries = {grade_id: library_for(code, reference_code.get(grade_id, "")) for grade_id, code in reference_code.items()}
     for student in sorted(cells):
         for grade_id, (code, prints) in sorted(cells[student].items()):
             reference = references.get(grade_id, frozenset())
@@ -276,7 +218,7 @@ def find_matches(submissions: dict[str, object], source, assignment: str = "", t
                     matches.append(Match(assignment, grade_id, student, REFERENCE, round(score, 3), code,
                                          reference_code[grade_id], REFERENCE))
                     continue
-            library = libraries.get(grade_id) or _library(code, "")
+            library = libraries.get(grade_id) or library_for(code, "")
             if library is None:
                 continue
             name, library_code, library_prints, library_units = library
@@ -311,26 +253,6 @@ def _dplib_score(mine: frozenset, library: frozenset, reference: frozenset) -> f
     return score if score > containment(mine, reference) and len((mine & library) - reference) >= DPLIB_EVIDENCE else 0.0
 
 
-def _library(code: str, reference: str) -> tuple[str, str, frozenset, frozenset] | None:
-    """``(dplib.<name>, sources, fingerprints, statement fingerprints)`` of dplib's implementation of the
-    functions ``code`` (or ``reference``) defines, with every dplib function they call; None if dplib has none."""
-    for name in _defined_functions(code) + _defined_functions(reference):
-        found = _library_of(name)
-        if found is not None:
-            return found
-    return None
-
-
-@lru_cache(maxsize=None)
-def _library_of(name: str) -> tuple[str, str, frozenset, frozenset] | None:
-    functions = dplib_functions(name)
-    if not functions:
-        return None
-    prints = frozenset().union(*[cell_fingerprints(text) for text in functions.values()])
-    units = frozenset().union(*[statement_fingerprints(text) for text in functions.values()])
-    return f"dplib.{name}", "\n\n".join(functions.values()), prints, units
-
-
 def explained_by_common_source(a: frozenset, b: frozenset, reference: frozenset, library: frozenset, score: float,
                                 threshold: float) -> bool:
     """Whether what two cells share is explained by a source both had: the reference solution or dplib.
@@ -351,7 +273,7 @@ def explained_by_common_source(a: frozenset, b: frozenset, reference: frozenset,
 def course_matches(root: Path, assignment: str, **kwargs) -> list[Match]:
     """:func:`find_matches` over every ``submitted/<student>/<assignment>/*.ipynb`` of a course folder.
 
-    A notebook nbformat cannot read (:func:`dpgrader.grading.intake.read_notebook`) is left out: the grader
+    A notebook nbformat cannot read (:func:`dpgrader.intake.read_notebook`) is left out: the grader
     reports it as unreadable. Every other one is compared as nbgrader grades it (format 4).
     """
     course = Course(root)
@@ -368,39 +290,3 @@ def course_matches(root: Path, assignment: str, **kwargs) -> list[Match]:
     return matches
 
 
-def submission_times(root: Path, assignment: str) -> dict[str, datetime]:
-    """When each student handed in ``assignment``, from nbgrader's ``submitted/<student>/<assignment>/timestamp.txt``."""
-    from nbgrader.utils import parse_utc
-
-    times = {}
-    for stamp in sorted(Course(root).submitted().glob(f"*/{assignment}/timestamp.txt")):
-        try:
-            times[stamp.parent.parent.name] = parse_utc(stamp.read_text().strip())
-        except (OSError, ValueError, TypeError, OverflowError):
-            continue  # no usable time: the pair is flagged on both sides
-    return times
-
-
-def copy_flags(matches: list[Match], submitted_at: dict[str, datetime] | None = None) -> dict[tuple[str, str], tuple[Flag, ...]]:
-    """``(student, assignment) -> review flags`` of the students in ``matches``.
-
-    A pair of classmates flags only the one who handed in later when ``submitted_at`` (see
-    :func:`submission_times`) tells the two apart; a match with dplib or the reference, and a
-    submission that could not be compared, always flag the student.
-    """
-    times = submitted_at or {}
-    flags: dict[tuple[str, str], list[Flag]] = {}
-    for match in matches:
-        first = handed_in_first(match.student, match.other, times) if match.kind == CLASSMATE else None
-        if first == match.student:
-            continue  # handed in first: likely the source; the pair is in the report
-        flags.setdefault((match.student, match.assignment), []).append(match.flag(earlier=first == match.other))
-    return {key: tuple(dict.fromkeys(value)) for key, value in flags.items()}
-
-
-def handed_in_first(student: str, other: str, times: dict[str, datetime]) -> str | None:
-    """Which of two students handed in first, or None if the times do not tell."""
-    mine, theirs = times.get(student), times.get(other)
-    if mine is None or theirs is None or mine == theirs:
-        return None
-    return student if mine < theirs else other

@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from dpgrader.course import Course, notebooks_of
+from dpgrader.similarity.flags import handed_in_first, submission_times
 from dpgrader.similarity.matches import (
     MIN_TOKENS,
     REFERENCE,
@@ -16,10 +17,8 @@ from dpgrader.similarity.matches import (
     THRESHOLD,
     UNCHECKED,
     Match,
-    handed_in_first,
     course_matches,
     minimum_sizes,
-    submission_times,
 )
 
 

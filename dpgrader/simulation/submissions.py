@@ -17,7 +17,7 @@ from dpgrader.simulation.hostile import ATTACKS
 
 # kind -> (share of submissions, what it is)
 KINDS = {
-    "correct": (0.34, "a correct answer written their own way (the reference rewritten, dpgrader.simulation.copying.own_way)"),
+    "correct": (0.34, "a correct answer written their own way (the reference rewritten, dpgrader.simulation.own_way.own_way)"),
     "partial": (0.22, "about half of the exercises solved"),
     "empty": (0.05, "the untouched release"),
     "wrong": (0.07, "every function returns 0"),

@@ -10,7 +10,7 @@ attribute of a dplib module, and from those on, transitively. It leaves out
   ``dplib._validation`` and ``dplib._arrays`` and any dplib function named ``require_*``,
   ``_require_*`` or ``_check_*``;
 - tools a notebook hands to every exercise: the data loaders (``dplib.datasets``, ``dplib.images``,
-  :func:`dplib.learning.adult_learning_data`), the plots and explorers (``dplib.plotting``,
+  :func:`dplib.learning.local_model.adult_learning_data`), the plots and explorers (``dplib.plotting``,
   ``dplib.widgets``) and ``dplib.testing`` itself;
 - whatever the test allows (``allow=``: a tool the notebook imports for the exercise, such as
   ``k_rand_resp`` in 08, or a function the test binds with :func:`dplib.testing.substituted`),
@@ -36,7 +36,7 @@ HELPER_MODULES = ("dplib._validation", "dplib._arrays")
 #: Prefixes of validators' names.
 VALIDATOR_PREFIXES = ("require_", "_require_", "_check_")
 #: Single functions that are tools: the data of 08's learning exercises.
-TOOL_FUNCTIONS = ("dplib.learning.adult_learning_data", "dplib.learning._learning_splits", "dplib.learning._categorical")
+TOOL_FUNCTIONS = ("dplib.learning.local_model.adult_learning_data", "dplib.learning.local_model._learning_splits", "dplib.learning.local_model._categorical")
 
 _isinstance, _getattr, _sorted, _type = builtins.isinstance, builtins.getattr, builtins.sorted, builtins.type
 _FunctionType, _ModuleType, _CodeType = types.FunctionType, types.ModuleType, types.CodeType

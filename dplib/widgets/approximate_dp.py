@@ -15,8 +15,8 @@ import ipywidgets as widgets
 import numpy as np
 
 from dplib._validation import require_epsilon, require_open_probability, require_positive_int
-from dplib.approximate_composition import advanced_composition_epsilon, zcdp_rho, zcdp_to_epsilon
-from dplib.gaussian import analytic_gaussian_sigma
+from dplib.accounting.zcdp import advanced_composition_epsilon, zcdp_rho, zcdp_to_epsilon
+from dplib.mechanisms.gaussian import analytic_gaussian_sigma
 from dplib.widgets._render import SLIDER_LAYOUT, SLIDER_STYLE, Explorer, epsilon_slider, nice_ceiling
 
 __all__ = ["ACCOUNTINGS", "CompositionView", "composition_view", "CompositionExplorer"]

@@ -1,8 +1,8 @@
 """Lecture 11's explorer: audit a vendor's claim of epsilon-DP from its outputs on two neighbours.
 
-:func:`audit_view` runs one vendor mechanism (:mod:`dplib.vendors`) on its two neighbouring datasets,
+:func:`audit_view` runs one vendor mechanism (:mod:`dplib.auditing.vendors`) on its two neighbouring datasets,
 chooses a threshold event on one set of runs and bounds epsilon on fresh runs
-(:func:`dplib.auditing.audit_events`); :class:`AuditExplorer` draws the output histograms, the event
+(:func:`dplib.auditing.event_audit.audit_events`); :class:`AuditExplorer` draws the output histograms, the event
 and the lower bound with its interval against the claim.
 """
 
@@ -15,8 +15,8 @@ import numpy as np
 from matplotlib.patches import Rectangle
 
 from dplib._validation import require_epsilon, require_open_probability, require_positive_int
-from dplib.auditing import EventAudit, audit_events, mechanism_outputs
-from dplib.vendors import vendor_mechanisms
+from dplib.auditing.event_audit import EventAudit, audit_events, mechanism_outputs
+from dplib.auditing.vendors import vendor_mechanisms
 from dplib.widgets._render import LIMIT_STEPS, SLIDER_LAYOUT, SLIDER_STYLE, Explorer, nice_ceiling, seed_box
 
 __all__ = ["AuditView", "audit_view", "AuditExplorer"]
@@ -27,7 +27,7 @@ BINS = 60
 
 @dataclass(frozen=True)
 class AuditView:
-    """One audit of one vendor: the histograms of the fresh runs and the :class:`~dplib.auditing.EventAudit`.
+    """One audit of one vendor: the histograms of the fresh runs and the :class:`~dplib.auditing.event_audit.EventAudit`.
 
     ``density_d`` and ``density_d_prime`` are the histograms (density scale) over ``bin_edges`` of the
     ``trials`` estimation runs on each dataset; ``audit`` is the chosen event and its bound.

@@ -16,7 +16,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from dplib._validation import require_epsilon, require_finite, require_positive_int, require_sensitivity
-from dplib.composition import BudgetExceededError, PrivacyAccountant, averaging_attack_tail, sequential_epsilon
+from dplib.accounting.budgets import BudgetExceededError, PrivacyAccountant, averaging_attack_tail, sequential_epsilon
 from dplib.widgets._render import SLIDER_LAYOUT, SLIDER_STYLE, Explorer, nice_ceiling, seed_box
 
 __all__ = ["AveragingView", "averaging_view", "AveragingExplorer", "EPSILONS", "BUDGETS"]

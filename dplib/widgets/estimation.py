@@ -12,11 +12,11 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import numpy as np
 
-from dplib.channels import krr_probabilities
+from dplib.accounting.channels import krr_probabilities
 from dplib.datasets import age_sex_categories
-from dplib.experiments import apportion
-from dplib.kary_estimators import krr_count_std_unchecked, project_to_simplex, unbias_krr_counts
-from dplib.kary_randomized_response import k_rand_resp_unchecked
+from dplib.estimation.experiments import apportion
+from dplib.estimation.kary_rr import krr_count_std_unchecked, project_to_simplex, unbias_krr_counts
+from dplib.mechanisms.kary_randomized_response import k_rand_resp_unchecked
 from dplib.widgets._render import LIMIT_STEPS, SLIDER_LAYOUT, SLIDER_STYLE, Explorer, epsilon_slider, nice_ceiling, seed_box
 
 __all__ = ["EstimationView", "estimation_view", "adult_age_sex_counts", "AGE_SEX_LABELS", "EstimationExplorer"]

@@ -11,7 +11,7 @@ import ipywidgets as widgets
 import numpy as np
 import pandas as pd
 
-from dplib.fairness import group_outcome_probabilities
+from dplib.mechanisms.fairness import group_outcome_probabilities
 from dplib.widgets._render import SLIDER_LAYOUT, SLIDER_STYLE, Explorer, epsilon_slider
 
 __all__ = ["SCORINGS", "FairnessView", "fairness_view", "FairnessExplorer"]

@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from dplib._validation import require_finite, require_positive_int
-from dplib.laplace import laplace_noise, laplace_privacy_loss, laplace_scale
+from dplib.mechanisms.laplace import laplace_noise, laplace_privacy_loss, laplace_scale
 from dplib.widgets._render import LIMIT_STEPS, SLIDER_LAYOUT, SLIDER_STYLE, Explorer, epsilon_slider, nice_ceiling, seed_box
 
 __all__ = ["LaplaceView", "laplace_view", "LaplaceExplorer"]

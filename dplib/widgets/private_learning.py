@@ -1,7 +1,7 @@
 r"""Lecture 09's explorer: noisy gradient descent on Adult, its training curve, its accuracy and its epsilon.
 
 A pure :func:`private_learning_view` trains logistic regression with full-batch DP-GD
-(:mod:`dplib.private_learning`) for a clip norm C, a noise multiplier σ and T steps, and
+(:mod:`dplib.learning.noisy_gd`) for a clip norm C, a noise multiplier σ and T steps, and
 returns the test accuracy along the way, the same run without noise, the non-private model's
 accuracy and the epsilon of the T steps (zCDP, read at δ, under substitution neighbours: the run
 divides every step by the number of people, which is public only under substitution, so no add/remove
@@ -25,9 +25,9 @@ import ipywidgets as widgets
 import numpy as np
 
 from dplib._validation import require_epsilon, require_open_probability, require_positive_int, require_sensitivity
-from dplib.dp_gd_accounting import dp_gd_epsilon
-from dplib.logistic_regression import adult_design_matrices, logistic_accuracy, nonprivate_logistic_regression
-from dplib.private_learning import CLIP_NORM, DELTA, LEARNING_RATE, STEPS, noisy_gradient_descent_path
+from dplib.accounting.dp_gd import dp_gd_epsilon
+from dplib.learning.logistic_model import adult_design_matrices, logistic_accuracy, nonprivate_logistic_regression
+from dplib.learning.noisy_gd import CLIP_NORM, DELTA, LEARNING_RATE, STEPS, noisy_gradient_descent_path
 from dplib.widgets._render import SLIDER_LAYOUT, SLIDER_STYLE, Explorer, seed_box
 
 __all__ = ["PrivateLearningView", "private_learning_view", "PrivateLearningExplorer", "MAX_STEPS"]
@@ -50,7 +50,7 @@ class PrivateLearningView:
     ``epsilon`` is the whole training's at ``delta`` under substitution neighbours (as unit 08's
     local records), ``inf`` for σ = 0. There is no add/remove epsilon: every step divides by the number
     of people, ``len(X)``, which is private under add/remove, and then the later steps' sums are taken at
-    points that depend on it (:mod:`dplib.dp_gd_accounting`).
+    points that depend on it (:mod:`dplib.accounting.dp_gd`).
     """
 
     clip_norm: float
@@ -135,8 +135,8 @@ def private_learning_view(clip_norm: float = CLIP_NORM, noise_multiplier: float 
 
     Notes
     -----
-    The run is :func:`dplib.private_learning.noisy_gradient_descent_path` from
-    ``numpy.random.default_rng(seed)``; epsilon is :func:`dplib.dp_gd_accounting.dp_gd_epsilon`,
+    The run is :func:`dplib.learning.noisy_gd.noisy_gradient_descent_path` from
+    ``numpy.random.default_rng(seed)``; epsilon is :func:`dplib.accounting.dp_gd.dp_gd_epsilon`,
     :math:`T\rho_1` with :math:`\rho_1 = 2/\sigma^2` (substitution neighbours), converted at δ.
 
     Examples

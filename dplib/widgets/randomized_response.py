@@ -12,11 +12,11 @@ import ipywidgets as widgets
 import numpy as np
 
 from dplib._validation import require_binary
-from dplib.channels import alpha_beta_to_p_q, get_epsilon
-from dplib.estimators import unbias_black_fraction
+from dplib.accounting.channels import alpha_beta_to_p_q, get_epsilon
+from dplib.estimation.binary_rr import unbias_black_fraction
 from dplib.images import demo_picture
 from dplib.plotting import plot_image
-from dplib.randomized_response import privatize_image_unchecked
+from dplib.mechanisms.randomized_response import privatize_image_unchecked
 from dplib.widgets._render import SLIDER_LAYOUT, SLIDER_STYLE, Explorer, epsilon_text, seed_box
 
 __all__ = ["ImageView", "image_view", "ImageExplorer"]

@@ -16,8 +16,8 @@ import ipywidgets as widgets
 import numpy as np
 
 from dplib._validation import require_epsilon
-from dplib.marginals import consistent_marginals, marginal, marginal_errors, noisy_marginals
-from dplib.synthetic import ADULT_DOMAIN, ADULT_TREE, cached_adult_tables, sample_independent, synthesize
+from dplib.synthetic.marginals import consistent_marginals, marginal, marginal_errors, noisy_marginals
+from dplib.synthetic.sampling import ADULT_DOMAIN, ADULT_TREE, cached_adult_tables, sample_independent, synthesize
 from dplib.widgets._render import LIMIT_STEPS, SLIDER_STYLE, Explorer, epsilon_slider, nice_ceiling, seed_box
 
 __all__ = ["MEASUREMENTS", "PAIRS", "SyntheticView", "synthetic_view", "SyntheticDataExplorer"]

@@ -34,6 +34,8 @@ from nbgrader.api import Gradebook
 
 from dpgrader import Course
 from dpgrader.course import REPO_ROOT
+from helpers.classes import submit_class
+from helpers.secrets import hidden_test_lines, not_shown
 from helpers.variants import notebook_with
 from test_browser import browser_page, free_port, save_screenshot, stop_server, wait_until_serving
 
@@ -122,9 +124,7 @@ def graded(tmp_path_factory):
     """The course, one hostile submission autograded (sandbox on) and its feedback: (course, submission id, feedback)."""
     course = Course.from_repo(tmp_path_factory.mktemp("active_content") / "course", [ASSIGNMENT])
     course.generate_assignment(ASSIGNMENT)
-    folder = course.root / "submitted" / STUDENT / ASSIGNMENT
-    folder.mkdir(parents=True)
-    nbformat.write(_submission(), str(folder / SOURCE.name))
+    submit_class(course, ASSIGNMENT, {STUDENT: _submission()}, SOURCE.name)
     course.autograde(ASSIGNMENT)
     course.nbgrader("generate_feedback", ASSIGNMENT, "--force")
     with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
@@ -304,15 +304,7 @@ def test_feedback_shows_the_students_own_frames_of_an_error_never_the_hidden_tes
 
 def _hidden_test_lines(course: Course) -> set[str]:
     """Lines of the hidden tests (12 characters or more) that the released notebook does not show."""
-    lines, inside = set(), False
-    for cell in nbformat.read(str(SOURCE), as_version=4).cells:
-        for line in cell.source.splitlines():
-            inside = ("BEGIN HIDDEN TESTS" in line) or (inside and "END HIDDEN TESTS" not in line)
-            if inside and "HIDDEN TESTS" not in line and len(line.strip()) >= 12:
-                lines.add(line.strip())
-    release = nbformat.read(str(course.root / "release" / ASSIGNMENT / SOURCE.name), as_version=4)
-    visible = "\n".join(cell.source for cell in release.cells)
-    return {line for line in lines if line not in visible}
+    return not_shown(hidden_test_lines(SOURCE), course.root / "release" / ASSIGNMENT / SOURCE.name)
 
 
 @pytest.mark.pipeline

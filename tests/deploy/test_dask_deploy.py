@@ -23,7 +23,7 @@ import pytest
 import yaml
 from dask.utils import parse_bytes
 
-from dpgrader.grading.limits import GradingLimits
+from dpgrader.limits import GradingLimits
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 DASK = DEPLOY / "dask"

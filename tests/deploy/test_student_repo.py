@@ -6,11 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
 
+from helpers.secrets import MARKERS, secret_lines
+
 REPO = Path(__file__).resolve().parents[2]
-MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "BEGIN MARK SCHEME", "END MARK SCHEME")
 
 
 @pytest.fixture(scope="module")
@@ -22,33 +22,6 @@ def student_repo(tmp_path_factory) -> Path:
 
 def files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file())
-
-
-def split_lines(notebook: Path) -> tuple[set[str], set[str]]:
-    """(lines of solutions, hidden tests and mark schemes; lines students see) of one source notebook."""
-    secret, visible = set(), set()
-    for cell in nbformat.read(str(notebook), as_version=4).cells:
-        meta = cell.metadata.get("nbgrader", {})
-        whole = cell.cell_type == "markdown" and meta.get("solution") and "BEGIN SOLUTION" not in cell.source
-        inside = False
-        for line in cell.source.splitlines():
-            if any(m in line for m in MARKERS[::2]):
-                inside = True
-            elif any(m in line for m in MARKERS[1::2]):
-                inside = False
-            else:
-                (secret if inside or whole else visible).add(line.strip())
-    return secret, visible
-
-
-def secret_lines(notebooks) -> set[str]:
-    """Distinctive secret lines: in a solution, hidden test or mark scheme, and shown in no release."""
-    secret, visible = set(), set()
-    for notebook in notebooks:
-        hidden, shown = split_lines(notebook)
-        secret |= hidden
-        visible |= shown
-    return {line for line in secret - visible if len(line) >= 20 and not line.startswith("#")}
 
 
 def test_student_repo_has_what_students_run(student_repo):
@@ -69,7 +42,7 @@ def test_student_repo_holds_nothing_from_source(student_repo):
     assert not copied, f"files identical to source/ files: {copied}"
     text = "\n".join(p.read_text(errors="replace") for p in files(student_repo))
     assert not [m for m in MARKERS if m in text], "solution / hidden-test markers in the student repository"
-    secrets = secret_lines(sorted((REPO / "source").glob("*/*.ipynb")))
+    secrets = secret_lines(sorted((REPO / "source").glob("*/*.ipynb")), min_length=20)
     assert secrets, "found no solution lines in source/: the check would prove nothing"
     # dplib is the library students always had (its own implementations, disabled by the tests): the
     # notebooks and lectures must not show a solution or a hidden test

@@ -145,7 +145,7 @@ def test_visible_lines_drop_blank_lines_and_trailing_spaces():
 def test_the_feedback_review_and_mistakes_read_the_one_parser():
     import dpgrader.cells
     from dpgrader.classroom import mistakes
-    from dpgrader.review import cells as review_cells
+    from dpgrader.review import reading as review_cells
 
     assert review_cells.visible_part is mistakes.visible_part is dpgrader.cells.visible_part
 

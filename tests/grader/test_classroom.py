@@ -19,6 +19,7 @@ import pytest
 from dpgrader import Course, notebooks_of
 from dpgrader.classroom import grade_class, main, read_outcomes
 from helpers.checks import autograded_points
+from helpers.classes import submit_class
 from dpgrader.course import REPO_ROOT
 
 pytestmark = pytest.mark.xdist_group("grading_classroom")  # one worker grades the module's class once
@@ -58,13 +59,8 @@ def course(tmp_path_factory):
         ("dee", FIRST): "{ not a notebook",
         # dee hands in nothing for the retake
     }
-    for (student, assignment), notebook in submissions.items():
-        folder = course.root / "submitted" / student / assignment
-        folder.mkdir(parents=True)
-        if isinstance(notebook, str):
-            (folder / SOURCE.name).write_text(notebook)
-        else:
-            nbformat.write(notebook, str(folder / SOURCE.name))
+    for assignment in (FIRST, RETAKE):
+        submit_class(course, assignment, {s: nb for (s, a), nb in submissions.items() if a == assignment}, SOURCE.name)
     return course
 
 

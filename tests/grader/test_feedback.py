@@ -16,13 +16,13 @@ from nbgrader.api import Gradebook
 from dpgrader import Course, notebooks_of
 from dpgrader.outcomes import Flag
 from dpgrader.course import REPO_ROOT
-from dpgrader.review import comment_in_gradebook
+from dpgrader.grading.review_comments import comment_in_gradebook
+from helpers.secrets import REGIONS, hidden_test_lines, not_shown
 
 pytestmark = pytest.mark.xdist_group("grading_feedback")  # one worker grades the module's class once
 
 ASSIGNMENT = "01_definition"
 SOURCE = notebooks_of(REPO_ROOT / "source" / ASSIGNMENT)[0]
-MARKERS = ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 REVIEW_FLAG = "copy: uniqueness_solution matches another submission (similarity 0.91)"
 
 
@@ -64,19 +64,7 @@ def _test_cells() -> dict[str, str]:
 
 def _hidden_lines() -> set[str]:
     """Lines of the hidden-test regions (long enough to be distinctive) that the release does not show."""
-    lines = set()
-    for source in _test_cells().values():
-        inside = False
-        for line in source.splitlines():
-            if MARKERS[0] in line:
-                inside = True
-            elif MARKERS[1] in line:
-                inside = False
-            elif inside and len(line.strip()) >= 12:
-                lines.add(line.strip())
-    release = nbformat.read(str(REPO_ROOT / "release" / ASSIGNMENT / SOURCE.name), as_version=4)
-    visible = [line for cell in release.cells for line in cell.source.splitlines()]
-    return {line for line in lines if not any(line in seen for seen in visible)}  # what students never saw
+    return not_shown(hidden_test_lines(SOURCE), REPO_ROOT / "release" / ASSIGNMENT / SOURCE.name)
 
 
 def _text(page: str) -> str:
@@ -174,7 +162,7 @@ def test_feedback_never_shows_hidden_test_code(feedback):
         text = _text(page)
         leaked = sorted(line for line in hidden if line in text)
         assert not leaked, f"{student}'s feedback shows hidden test code: {leaked[:3]}"
-        for marker in MARKERS:
+        for marker in REGIONS["hidden tests"]:
             assert marker not in text
         assert "hidden tests ran here" in text
         assert "Traceback (most recent call last)" not in text and "---->" not in text, "tracebacks quote test code"

@@ -32,10 +32,11 @@ import psutil
 import pytest
 from nbgrader.api import MissingEntry
 from helpers.checks import autograded_points
+from helpers.classes import submit_class
 
 from dpgrader import Course, notebooks_of
 from dpgrader.classroom import grade_class
-from dpgrader.simulation.copying import own_way
+from dpgrader.simulation.own_way import own_way
 from dpgrader.course import REPO_ROOT
 from dpgrader.simulation.hostile import ATTACKS, frame_quoting_solution
 from dpgrader.outcomes import Status
@@ -234,10 +235,7 @@ def attacked(tmp_path_factory):
     too_many = _release(course)
     too_many.cells += [nbformat.v4.new_code_cell("pass") for _ in range(1200)]
     students["too_many_cells"] = too_many
-    for student, notebook in students.items():
-        folder = course.root / "submitted" / student / ASSIGNMENT
-        folder.mkdir(parents=True)
-        nbformat.write(notebook, str(folder / SOURCE.name))
+    submit_class(course, ASSIGNMENT, students, SOURCE.name)
     # channel attacks: a notebook symlinked to the instructor's source, a folder symlinked to ada's
     (course.root / "submitted" / "symlinked_notebook" / ASSIGNMENT).mkdir(parents=True)
     (course.root / "submitted" / "symlinked_notebook" / ASSIGNMENT / SOURCE.name).symlink_to(
@@ -265,11 +263,7 @@ def attacked(tmp_path_factory):
         "import contextlib\nquiet = disabled = substituted = lambda *a, **k: contextlib.nullcontext()\n"
         "def __getattr__(name):\n    return lambda *a, **k: None\n")
     # a glob character: nbgrader would read x[1] as a pattern matching x1
-    for student in ("x[1]", "x1"):
-        folder = course.root / "submitted" / student / ASSIGNMENT
-        folder.mkdir(parents=True)
-        nbformat.write(_release(course) if student == "x[1]" else nbformat.read(str(SOURCE), as_version=4),
-                       str(folder / SOURCE.name))
+    submit_class(course, ASSIGNMENT, {"x[1]": _release(course), "x1": nbformat.read(str(SOURCE), as_version=4)}, SOURCE.name)
 
     protected = {
         "course": lambda: _stat_digest(course.root, skip=("autograded", "feedback", "similarity", "gradebook.db", "grades.csv")),
@@ -423,9 +417,7 @@ def test_plain_nbgrader_autograde_is_sandboxed_too(tmp_path):
     attack = next(a for a in ATTACKS if a.name == "read_solutions")
     forge = next(a for a in ATTACKS if a.name == "forge_grades")
     notebook = _with_cell(release, attack.code(course=str(course.root)) + "\n" + forge.cell, last=False)
-    folder = course.root / "submitted" / "mallory" / ASSIGNMENT
-    folder.mkdir(parents=True)
-    nbformat.write(notebook, str(folder / SOURCE.name))
+    submit_class(course, ASSIGNMENT, {"mallory": notebook}, SOURCE.name)
     source_before = _stat_digest(course.root / "source")
     log = course.autograde(ASSIGNMENT).stderr
     assert "Started the grading zygote" in log and "from scratch" not in log  # the kernel was forked

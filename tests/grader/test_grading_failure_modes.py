@@ -19,6 +19,7 @@ import pytest
 from dpgrader import Course, notebooks_of
 from dpgrader.classroom import grade_class
 from helpers.checks import autograded_points
+from helpers.classes import submit_class
 from dpgrader.course import REPO_ROOT
 
 pytestmark = pytest.mark.xdist_group("grading_failure_modes")  # one worker grades the module's class once
@@ -189,14 +190,9 @@ def graded(tmp_path_factory):
     with open(course.root / "nbgrader_config.py", "a") as config:
         config.write(f"\nc.GradingLimits.cell_seconds = {CELL_TIMEOUT}\n")
     course.generate_assignment(ASSIGNMENT)
-    for student, notebook in STUDENTS.items():
-        folder = course.root / "submitted" / student / ASSIGNMENT
-        folder.mkdir(parents=True)
-        if notebook is None:
-            text = SOURCE.read_text()
-            (folder / SOURCE.name).write_text(text[: len(text) // 2])
-        else:
-            nbformat.write(notebook, str(folder / SOURCE.name))
+    text = SOURCE.read_text()
+    submit_class(course, ASSIGNMENT, {student: text[: len(text) // 2] if notebook is None else notebook  # cut in half
+                                      for student, notebook in STUDENTS.items()}, SOURCE.name)
     before = _digest(course.root / "submitted")
     outcomes = {o.student: o for o in grade_class(course.root, workers=2, feedback=False, progress=False)}
     return course, outcomes, before

@@ -37,26 +37,13 @@ from dpgrader.course import REPO_ROOT
 from dpgrader.grading.task import GradingResult
 from dpgrader.outcomes import Outcome, Status, write_outcomes
 from helpers.checks import autograded_points
+from helpers.classes import submit_class
+from helpers.secrets import hidden_test_lines
 
 ASSIGNMENT = "01_definition"
 SOURCE = notebooks_of(REPO_ROOT / "source" / ASSIGNMENT)[0]
 POINTS = autograded_points(SOURCE)  # the test cells' grade ids and points
 SOLVED_BY_CY = ("test_uniqueness", "test_max_privacy_loss")
-
-
-def hidden_lines(notebook: Path) -> list[str]:
-    """Every line of 12 characters or more between the hidden-test markers of a notebook, stripped."""
-    lines = []
-    for cell in nbformat.read(str(notebook), as_version=4).cells:
-        inside = False
-        for line in cell.source.split("\n"):
-            if "BEGIN HIDDEN TESTS" in line:
-                inside = True
-            elif "END HIDDEN TESTS" in line:
-                inside = False
-            elif inside and len(line.strip()) >= 12:
-                lines.append(line.strip())
-    return lines
 
 
 def page_text(page: str) -> str:
@@ -105,7 +92,7 @@ def test_visible_part_drops_an_unterminated_hidden_region_to_the_end():
 
 
 def test_every_test_cell_of_the_course_has_a_line_and_no_hidden_text_in_it():
-    from dpgrader.preprocessors.feedback import secret_lines
+    from dpgrader.preprocessors.scrubber import secret_lines
 
     for source in sorted((REPO_ROOT / "source").glob("*/*.ipynb")):
         lines = cell_lines(source)
@@ -117,7 +104,7 @@ def test_every_test_cell_of_the_course_has_a_line_and_no_hidden_text_in_it():
             assert line.startswith("Check that "), (source.name, grade_id, line)
             shown = " ".join((line, *hints))
             assert not [s for s in secrets if s in shown], (source.name, grade_id)
-            assert not [s for s in hidden_lines(source) if s in shown], (source.name, grade_id)
+            assert not [s for s in hidden_test_lines(source) if s in shown], (source.name, grade_id)
 
 
 # --- the page, from made-up numbers ---------------------------------------------------------------------
@@ -212,13 +199,7 @@ def graded(tmp_path_factory):
         "cy": _solved(nbformat.read(str(release), as_version=4), ("uniqueness_solution", "max_privacy_loss_solution")),
         "dee": "{ not a notebook",
     }
-    for student, notebook in submissions.items():
-        folder = course.root / "submitted" / student / ASSIGNMENT
-        folder.mkdir(parents=True)
-        if isinstance(notebook, str):
-            (folder / SOURCE.name).write_text(notebook)
-        else:
-            nbformat.write(notebook, str(folder / SOURCE.name))
+    submit_class(course, ASSIGNMENT, submissions, SOURCE.name)
     grade_class(course.root, workers=2, progress=False)
     # fay: a submission the grader could not grade (as grade_class records it): grades unknown
     from nbgrader.api import Gradebook
@@ -284,7 +265,7 @@ def test_the_command_writes_the_page_and_csv_with_no_hidden_test_code(graded, tm
     assert "most common mistakes" in printed and "67% (2/3)" in printed
     page = (folder / f"{ASSIGNMENT}.html").read_text()
     text = page_text(page)
-    hidden = hidden_lines(SOURCE)
+    hidden = hidden_test_lines(SOURCE)
     assert len(hidden) > 20 and not [line for line in hidden if line in text]
     lines = cell_lines(SOURCE)
     assert all(lines[g][0] in text for g in POINTS)  # what the page does show

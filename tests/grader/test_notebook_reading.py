@@ -1,6 +1,6 @@
 """A submission notebook is read once, as nbgrader reads it (issue 29, item 3): intake, review, copy detection, grading.
 
-:func:`dpgrader.grading.intake.read_notebook` is ``nbformat.read(..., as_version=4)``, the call nbgrader makes
+:func:`dpgrader.intake.read_notebook` is ``nbformat.read(..., as_version=4)``, the call nbgrader makes
 before grading. The review and the copy detection used to read the raw JSON and look for a top-level
 ``cells`` list: the instructor's reference handed in as nbformat 3 (cells inside ``worksheets``)
 raised no review and no copy flag, while the same code in format 4 was flagged.
@@ -21,12 +21,13 @@ import json
 import nbformat
 import pytest
 from helpers.checks import autograded_points
+from helpers.classes import submit_class
 
 from dpgrader import Course, notebooks_of
 from dpgrader.classroom import grade_class
-from dpgrader.simulation.copying import own_way
+from dpgrader.simulation.own_way import own_way
 from dpgrader.course import REPO_ROOT
-from dpgrader.grading.intake import UnreadableNotebook, read_notebook
+from dpgrader.intake import UnreadableNotebook, read_notebook
 from dpgrader.outcomes import Status
 from dpgrader.review import review_flags, review_notebook, student_cells
 from dpgrader.similarity import REFERENCE, find_matches, solution_cells
@@ -171,10 +172,7 @@ def graded(tmp_path_factory):
         cell["id"] = "same"
     texts = {"key_v4": nbformat.writes(key), "key_v3": _v3_text(key), "no_ids": json.dumps(no_ids),
              "duplicated_ids": json.dumps(duplicated), "edited": nbformat.writes(_edited(3))}
-    for student, text in texts.items():
-        folder = course.root / "submitted" / student / ASSIGNMENT
-        folder.mkdir(parents=True)
-        (folder / SOURCE.name).write_text(text)
+    submit_class(course, ASSIGNMENT, texts, SOURCE.name)
     outcomes = {o.student: o for o in grade_class(course.root, workers=2, progress=False)}
     return course, outcomes
 

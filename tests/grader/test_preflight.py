@@ -18,7 +18,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from dpgrader import Course, notebooks_of
 from dpgrader.classroom import grade_class
-from dpgrader.grading.limits import GradingLimits
+from dpgrader.limits import GradingLimits
 from dpgrader.grading.preflight import PreflightFailed, preflight_problem
 from dpgrader.grading.task import CellScore, GradingResult, GradingTask, NotebookResult
 from dpgrader.course import REPO_ROOT, nbgrader_env

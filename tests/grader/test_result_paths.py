@@ -31,6 +31,7 @@ from dpgrader.grading.task import AssignmentBundle, GradingTask
 from dpgrader.grading.worker import grade
 from dpgrader.outcomes import Status, read_outcomes
 from helpers.checks import autograded_points
+from helpers.classes import submit_class
 
 TESTS = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "01_definition"
@@ -157,9 +158,8 @@ def _scores(course: Course) -> dict[str, float]:
 @pytest.mark.pipeline
 def test_resume_trusts_a_row_only_where_the_gradebook_holds_the_grade_and_no_row_becomes_a_grade(tmp_path):
     course = Course.from_repo(tmp_path / "course", [ASSIGNMENT])
-    for student, notebook in {"ada": SOURCE, "bo": RELEASE, "cy": SOURCE}.items():
-        course.submitted(student, ASSIGNMENT).mkdir(parents=True)
-        (course.submitted(student, ASSIGNMENT) / SOURCE.name).write_bytes(notebook.read_bytes())
+    submit_class(course, ASSIGNMENT, {"ada": SOURCE.read_bytes(), "bo": RELEASE.read_bytes(), "cy": SOURCE.read_bytes()},
+                 SOURCE.name)
     first = grade_class(course.root, students=["ada"], workers=1, feedback=False, progress=False)
     assert [(o.student, o.status, o.score) for o in first] == [("ada", Status.OK, FULL)]
     from dpgrader.grading.merge import merge

@@ -99,7 +99,7 @@ def test_dynamic_code_is_flagged(code, kind, words):
 
 def test_delegation_is_flagged_in_every_form():
     for code in ("laplace_mech = dplib.laplace_mech", "from dplib import laplace_mech",
-                 "from dplib.laplace import laplace_mech as laplace_mech",
+                 "from dplib.mechanisms.laplace import laplace_mech as laplace_mech",
                  "def laplace_mech(value, sensitivity, epsilon, rng=None):\n"
                  "    return dplib.laplace_mech(value, sensitivity, epsilon, rng)"):
         assert_flagged(code, "delegates to dplib", "laplace_mech is dplib's own")
@@ -219,7 +219,7 @@ def test_fake_values_are_flagged(code, words):
     ("t = getattr(dplib, 'test' + 'ing')", "tampering", "dplib.testing"),
     ("from dpgrader import guard\nguard.restore = print", "tampering", "dpgrader"),
     ("from dplib.testing import check_close", "tampering", "imports check_close from dplib.testing"),
-    ("from dplib.laplace import *", "delegates to dplib", "imports every function of dplib.laplace"),
+    ("from dplib.mechanisms.laplace import *", "delegates to dplib", "imports every function of dplib.mechanisms.laplace"),
     ("np.allclose = lambda *a, **k: True", "tampering", "replaces numpy.allclose"),
     ("math.inf = 7.0", "tampering", "replaces math.inf"),
     ("pd.Series.__eq__ = lambda a, b: True", "tampering", "replaces pandas.Series.__eq__"),

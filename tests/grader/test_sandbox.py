@@ -19,7 +19,7 @@ from nbclient import NotebookClient
 import dplib
 from dpgrader import sandbox
 from dpgrader.course import REPO_ROOT
-from dpgrader.grading.limits import GradingLimits
+from dpgrader.limits import GradingLimits
 from dpgrader.outcomes import Status, take_notes
 from dpgrader.preprocessors import scrub, secret_lines
 

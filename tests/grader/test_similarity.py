@@ -380,7 +380,8 @@ def test_the_thresholds_leave_a_margin_on_honest_work():
     MIN_TOKENS or more): independent answers hold at most 44% of the reference's fingerprints (the threshold is
     80%), share at most 8% with each other (70%), and at most 6 fingerprints with dplib that the reference does not
     have (10)."""
-    from dpgrader.similarity.matches import _library, _top_level_names
+    from dpgrader.similarity.dplib_copies import library_for
+    from dpgrader.similarity.matches import _top_level_names
 
     reference_share, pair, evidence = [], [], []
     for assignment, source in SOURCES.items():
@@ -395,7 +396,7 @@ def test_the_thresholds_leave_a_margin_on_honest_work():
                 reference_share.append(containment(reference, mine))
                 pair += [jaccard(mine, other) for other in cells.get(grade_id, [])]
                 cells.setdefault(grade_id, []).append(mine)
-                library = _library(code, key[grade_id])
+                library = library_for(code, key[grade_id])
                 if library:
                     units = statement_fingerprints(code, names)
                     reference_units = statement_fingerprints(key[grade_id], names)

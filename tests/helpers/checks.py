@@ -16,9 +16,9 @@ from pathlib import Path
 import nbformat
 
 from dpgrader.course import CellGrade
-from dpgrader.review.cells import visible_part
+from dpgrader.review.reading import visible_part
+from helpers.secrets import MARKERS, secret_lines, unseen_hidden_test_lines
 
-MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "BEGIN MARK SCHEME", "END MARK SCHEME")
 GRADE_ID = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)+")
 
 
@@ -71,44 +71,6 @@ def earned_points(grades: dict[str, list[CellGrade]]) -> list[str]:
     ]
 
 
-def secret_lines(notebook: nbformat.NotebookNode) -> set[str]:
-    """Distinctive lines of solutions, hidden tests and mark schemes that the source shows nowhere else."""
-    secret, visible = set(), set()
-    for cell in notebook.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        whole_cell = cell.cell_type == "markdown" and meta.get("solution") and "BEGIN SOLUTION" not in cell.source
-        inside = False
-        for line in cell.source.splitlines():
-            stripped = line.strip()
-            if any(marker in stripped for marker in MARKERS[::2]):
-                inside = True
-            elif any(marker in stripped for marker in MARKERS[1::2]):
-                inside = False
-            else:
-                (secret if inside or whole_cell else visible).add(stripped)
-    return {line for line in secret - visible if len(line) >= 12 and not line.startswith("#")}
-
-
-def hidden_test_lines(notebook: nbformat.NotebookNode) -> set[str]:
-    """Distinctive code lines of the hidden tests (12 characters or more, not comments) that no visible text shows
-    (a hidden line may repeat a visible one, or a part of one)."""
-    hidden, visible = set(), []
-    for cell in notebook.cells:
-        inside = False
-        for line in cell.source.splitlines():
-            stripped = line.strip()
-            if MARKERS[2] in stripped:
-                inside = True
-            elif MARKERS[3] in stripped:
-                inside = False
-            elif inside:
-                hidden.add(stripped)
-            else:
-                visible.append(line)
-    shown = "\n".join(visible)
-    return {line for line in hidden if len(line) >= 12 and not line.startswith("#") and line not in shown}
-
-
 def _page_text(page: str) -> str:
     """The text a feedback page shows: its tags dropped, entities decoded (``&quot;`` is a quote)."""
     return html.unescape(re.sub(r"<[^>]*>", "", page))
@@ -138,7 +100,7 @@ def feedback_problems(autograded: nbformat.NotebookNode, page: str, source: nbfo
                 problems.append(f"{student}: {name} failed with {output.get('ename')} and no message (an empty error box)")
     own = "\n".join(cell.source for cell in autograded.cells if cell.cell_type == "code" and not _is_graded(cell))
     problems += [f"{student}: the feedback shows a line of a hidden test: {line}"
-                 for line in sorted(hidden_test_lines(source)) if line in text and line not in own]
+                 for line in sorted(unseen_hidden_test_lines(source)) if line in text and line not in own]
     return problems
 
 

@@ -1,12 +1,12 @@
-"""Tests for dplib.approximate_composition: zCDP of Gaussian releases, its conversion to epsilon, advanced composition."""
+"""Tests for dplib.accounting.zcdp: zCDP of Gaussian releases, its conversion to epsilon, advanced composition."""
 
 import math
 
 import pytest
 from scipy import stats
 
-from dplib.approximate_composition import advanced_composition_epsilon, zcdp_rho, zcdp_to_epsilon
-from dplib.gaussian import gaussian_delta, gaussian_sigma
+from dplib.accounting.zcdp import advanced_composition_epsilon, zcdp_rho, zcdp_to_epsilon
+from dplib.mechanisms.gaussian import gaussian_delta, gaussian_sigma
 
 
 def test_zcdp_rho_and_its_composition():

@@ -1,4 +1,4 @@
-"""Tests for dplib.attacks: uniqueness, the linkage attack and the differencing attack.
+"""Tests for dplib.attacks.linkage: uniqueness, the linkage attack and the differencing attack.
 
 Small hand-made frames pin down the exact semantics (duplicates are not unique, ambiguous
 matches on either side are dropped); the bundled made-up PII shows the attacks at scale.
@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 import dplib
-from dplib import attacks as attacks_module
-from dplib.attacks import differencing_attack, reidentify, uniqueness
+from dplib.attacks import linkage as attacks_module
+from dplib.attacks.linkage import differencing_attack, reidentify, uniqueness
 
 
 # --- uniqueness -------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""dplib.audit_bounds: exact Clopper-Pearson intervals, the lower bound on epsilon, and exact detection probabilities."""
+"""dplib.auditing.confidence_bounds: exact Clopper-Pearson intervals, the lower bound on epsilon, and exact detection probabilities."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dplib.audit_bounds import clopper_pearson, detection_probability, epsilon_lower_bound, miss_probability
+from dplib.auditing.confidence_bounds import clopper_pearson, detection_probability, epsilon_lower_bound, miss_probability
 
 
 # --------------------------------------------------------------------------- intervals and bounds

@@ -1,4 +1,4 @@
-"""dplib.auditing: event counts, the two-stage threshold audit, and the derivations behind 11's hidden tests.
+"""dplib.auditing.event_audit: event counts, the two-stage threshold audit, and the derivations behind 11's hidden tests.
 
 The last section derives the numbers the hidden tests of ``source/11_auditing`` rest on: that a correct audit
 passes them for every seed except with probability below 1e-6 (exact binomial sums, no simulation), and
@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from dplib.audit_bounds import clopper_pearson, detection_probability, epsilon_lower_bound
-from dplib.auditing import EventAudit, audit_events, audit_threshold, audit_vendors, event_counts
-from dplib.vendors import Vendor
+from dplib.auditing.confidence_bounds import clopper_pearson, detection_probability, epsilon_lower_bound
+from dplib.auditing.event_audit import EventAudit, audit_events, audit_threshold, audit_vendors, event_counts
+from dplib.auditing.vendors import Vendor
 
 REPO_NOTEBOOK = "source/11_auditing/11_auditing.ipynb"
 
@@ -94,7 +94,7 @@ def test_audit_vendors_divides_alpha_by_the_number_of_vendors():
 
 
 def laplace_events(center_d, scale_d, center_d_prime, scale_d_prime, thresholds) -> list[tuple[float, float]]:
-    """(P on the numerator, P on the other) of every event of the grid, in dplib.auditing.EVENTS order."""
+    """(P on the numerator, P on the other) of every event of the grid, in dplib.auditing.event_audit.EVENTS order."""
     events = []
     for t in thresholds:
         at_least = stats.laplace.sf(t, center_d, scale_d), stats.laplace.sf(t, center_d_prime, scale_d_prime)

@@ -1,4 +1,4 @@
-"""Tests for dplib.channels: exact epsilons of randomized-response channels and conversions.
+"""Tests for dplib.accounting.channels: exact epsilons of randomized-response channels and conversions.
 
 Like OpenDP's tests, the guarantee is checked exactly at its boundary, and every closed
 form is compared with a brute-force maximum of the log-ratio over outputs, both directions.
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import dplib
-from dplib import channels as channels_module
-from dplib.channels import (
+from dplib.accounting import channels as channels_module
+from dplib.accounting.channels import (
     COIN_RR_EPSILON,
     alpha_beta_epsilon,
     alpha_beta_to_p_q,
@@ -23,7 +23,7 @@ from dplib.channels import (
     krr_probabilities,
     rr_channel,
 )
-from dplib.privacy_loss import max_privacy_loss, satisfies_dp
+from dplib.accounting.privacy_loss import max_privacy_loss, satisfies_dp
 
 LN3 = math.log(3)
 GRID = [0.0, 0.05, 0.2, 0.25, 0.5, 0.6, 0.75, 0.9, 1.0]

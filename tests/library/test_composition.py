@@ -1,4 +1,4 @@
-"""Tests for dplib.composition: composition, histograms, the averaging attack, budgets, AboveThreshold.
+"""Tests for dplib.accounting.budgets: composition, histograms, the averaging attack, budgets, AboveThreshold.
 
 Randomized functions are checked on fixed seeds against their exact distributions with a
 false-failure probability fixed in advance (1e-6 for binomial and KS tests, 1e-9 for
@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 import dplib
-from dplib.composition import (
+from dplib.accounting.budgets import (
     BudgetExceededError,
     PrivacyAccountant,
     above_threshold,

@@ -17,7 +17,7 @@ import pytest
 
 import dplib
 from dplib import datasets
-from dplib.attacks import uniqueness
+from dplib.attacks.linkage import uniqueness
 from dplib.datasets import (
     ADULT_COLUMNS,
     CENSUS_DATE,

@@ -1,4 +1,4 @@
-"""dplib.discrete_laplace: samplers on a grid have no gaps; the exact sampler follows the discrete Laplace law exactly."""
+"""dplib.mechanisms.discrete_laplace: samplers on a grid have no gaps; the exact sampler follows the discrete Laplace law exactly."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import dplib.discrete_laplace as discrete_laplace
-from dplib.discrete_laplace import (
+import dplib.mechanisms.discrete_laplace as discrete_laplace
+from dplib.mechanisms.discrete_laplace import (
     discrete_laplace_steps,
     exact_grid_laplace,
     grid_laplace,

@@ -1,14 +1,14 @@
-"""Tests for dplib.dp_gd_accounting: the sensitivity of a clipped sum, rho over T steps, epsilon, the noise multiplier."""
+"""Tests for dplib.accounting.dp_gd: the sensitivity of a clipped sum, rho over T steps, epsilon, the noise multiplier."""
 
 import math
 
 import numpy as np
 import pytest
 
-from dplib.approximate_composition import zcdp_rho, zcdp_to_epsilon
-from dplib.dp_gd_accounting import dp_gd_epsilon, dp_gd_rho, gradient_sum_sensitivity, noise_multiplier_for
-from dplib.gaussian import gaussian_delta
-from dplib.private_learning import clip_gradients
+from dplib.accounting.zcdp import zcdp_rho, zcdp_to_epsilon
+from dplib.accounting.dp_gd import dp_gd_epsilon, dp_gd_rho, gradient_sum_sensitivity, noise_multiplier_for
+from dplib.mechanisms.gaussian import gaussian_delta
+from dplib.learning.noisy_gd import clip_gradients
 
 C = 0.3
 

@@ -1,4 +1,4 @@
-"""Tests for dplib.estimators and dplib.kary_estimators: unbiased estimates from randomized reports, their spread,
+"""Tests for dplib.estimation.binary_rr and dplib.estimation.kary_rr: unbiased estimates from randomized reports, their spread,
 confidence intervals, the simplex projection and the 2x2 crosstab.
 
 "Unbiased" is checked by simulation: the mean over many independent trials must lie
@@ -16,10 +16,10 @@ import pytest
 from scipy import optimize, stats
 
 import dplib
-from dplib import estimators as estimators_module
-from dplib import kary_estimators as kary_estimators_module
-from dplib.channels import krr_probabilities, rr_channel
-from dplib.estimators import (
+from dplib.estimation import binary_rr as estimators_module
+from dplib.estimation import kary_rr as kary_estimators_module
+from dplib.accounting.channels import krr_probabilities, rr_channel
+from dplib.estimation.binary_rr import (
     ConfidenceInterval,
     estimate_black_fraction,
     estimate_count,
@@ -28,10 +28,10 @@ from dplib.estimators import (
     estimate_proportion_coin,
     rr_confidence_interval,
 )
-from dplib.kary_estimators import estimate_krr_counts, krr_count_std, project_to_simplex
+from dplib.estimation.kary_rr import estimate_krr_counts, krr_count_std, project_to_simplex
 from dplib.images import demo_picture
-from dplib.kary_randomized_response import k_rand_resp
-from dplib.randomized_response import coin_rr, privatize_image, rand_resp
+from dplib.mechanisms.kary_randomized_response import k_rand_resp
+from dplib.mechanisms.randomized_response import coin_rr, privatize_image, rand_resp
 from dplib.testing import binomial_bounds, check_mean
 
 FALSE_FAILURE = 1e-6

@@ -1,4 +1,4 @@
-"""Tests for dplib.experiments: error of k-RR count estimates against epsilon, simulated and in theory.
+"""Tests for dplib.estimation.experiments: error of k-RR count estimates against epsilon, simulated and in theory.
 
 Simulated means are compared with theory within z standard errors, z chosen for a
 false-failure probability of (1e-6)**1.5 under the normal approximation; seeds are fixed.
@@ -12,9 +12,9 @@ import pytest
 from scipy import stats
 
 import dplib
-from dplib.kary_estimators import estimate_krr_counts, krr_count_std
-from dplib.experiments import apportion, error_vs_epsilon, krr_error_vs_epsilon, theoretical_krr_errors
-from dplib.kary_randomized_response import k_rand_resp
+from dplib.estimation.kary_rr import estimate_krr_counts, krr_count_std
+from dplib.estimation.experiments import apportion, error_vs_epsilon, krr_error_vs_epsilon, theoretical_krr_errors
+from dplib.mechanisms.kary_randomized_response import k_rand_resp
 
 FALSE_FAILURE = 1e-6
 Z = stats.norm.isf(FALSE_FAILURE**1.5 / 2)  # about 6.1

@@ -1,4 +1,4 @@
-"""Tests for dplib.exponential: the exponential mechanism, its Gumbel-max form, and sensitivities.
+"""Tests for dplib.mechanisms.exponential: the exponential mechanism, its Gumbel-max form, and sensitivities.
 
 Both samplers are compared with exponential_probabilities by chi-square tests whose
 false-failure probability is fixed in advance ((1e-6)**1.5, see dplib.testing), on fixed seeds.
@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 
 import dplib
-from dplib import exponential as exponential_module
-from dplib.exponential import (
+from dplib.mechanisms import exponential as exponential_module
+from dplib.mechanisms.exponential import (
     exponential_mechanism,
     exponential_probabilities,
     report_noisy_max_gumbel,
     score_sensitivity_of_proportion,
 )
-from dplib.privacy_loss import satisfies_dp
+from dplib.accounting.privacy_loss import satisfies_dp
 from dplib.testing import check_categorical
 
 FALSE_FAILURE = 1e-6

@@ -1,4 +1,4 @@
-"""Tests for dplib.fairness: per-group outcome probabilities of the exponential mechanism.
+"""Tests for dplib.mechanisms.fairness: per-group outcome probabilities of the exponential mechanism.
 
 Every probability is checked against dplib.exponential_probabilities on the two scores
 (majority, minority) of each group, and against the closed form
@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 
 import dplib
-from dplib.exponential import exponential_probabilities
-from dplib.fairness import group_outcome_probabilities
+from dplib.mechanisms.exponential import exponential_probabilities
+from dplib.mechanisms.fairness import group_outcome_probabilities
 
 SIZES = {"Blue": 30, "Red": 70}
 MINORITY = {"Blue": 1, "Red": 9}

@@ -1,4 +1,4 @@
-"""dplib.floating_point: the textbook sampler's gaps, found exactly."""
+"""dplib.attacks.floating_point: the textbook sampler's gaps, found exactly."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dplib.floating_point import UNIFORM_STEPS, can_produce, textbook_laplace, textbook_laplace_output
+from dplib.attacks.floating_point import UNIFORM_STEPS, can_produce, textbook_laplace, textbook_laplace_output
 
 
 def test_the_sampler_is_its_arithmetic_on_the_drawn_integer():

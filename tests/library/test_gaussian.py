@@ -1,4 +1,4 @@
-"""Tests for dplib.gaussian: the Gaussian mechanism (classic and analytic) and its exact delta.
+"""Tests for dplib.mechanisms.gaussian: the Gaussian mechanism (classic and analytic) and its exact delta.
 
 Statistical checks use fixed seeds *and* acceptance regions whose false-failure probability
 under a correct implementation is fixed in advance (<= 1e-6). Sensitivity 2 and epsilon 0.5
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dplib.gaussian import (
+from dplib.mechanisms.gaussian import (
     analytic_gaussian_sigma,
     gaussian_delta,
     gaussian_mech,
@@ -153,7 +153,7 @@ def test_l2_sensitivity_of_histogram():
 
 def test_functions_are_reexported_from_the_package():
     import dplib
-    from dplib import gaussian as gaussian_module
+    from dplib.mechanisms import gaussian as gaussian_module
 
     for name in gaussian_module.__all__:
         if callable(getattr(gaussian_module, name)):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dplib.images import demo_picture
-from dplib.randomized_response import privatize_image
+from dplib.mechanisms.randomized_response import privatize_image
 
 
 def test_default_picture():

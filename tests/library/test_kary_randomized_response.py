@@ -1,4 +1,4 @@
-"""Tests for dplib.kary_randomized_response: generalized randomized response over k values.
+"""Tests for dplib.mechanisms.kary_randomized_response: generalized randomized response over k values.
 
 Distribution checks are exact binomial tests or chi-square tests whose false-failure
 probability is fixed in advance (1e-6 for binomial, 1e-9 for chi-square), on fixed seeds.
@@ -11,8 +11,8 @@ import pytest
 from scipy import stats
 
 import dplib
-from dplib.channels import krr_channel, krr_probabilities
-from dplib.kary_randomized_response import k_rand_resp
+from dplib.accounting.channels import krr_channel, krr_probabilities
+from dplib.mechanisms.kary_randomized_response import k_rand_resp
 from dplib.testing import check_categorical, check_fraction
 
 FALSE_FAILURE = 1e-6

@@ -1,4 +1,4 @@
-"""Tests for dplib.laplace: the Laplace mechanism and the facts the course derives from it.
+"""Tests for dplib.mechanisms.laplace: the Laplace mechanism and the facts the course derives from it.
 
 Statistical checks use fixed seeds *and* acceptance regions whose false-failure
 probability under a correct implementation is fixed in advance (<= 1e-6); none is
@@ -13,8 +13,8 @@ import pytest
 from scipy import stats
 
 import dplib
-from dplib import laplace as laplace_module
-from dplib.laplace import (
+from dplib.mechanisms import laplace as laplace_module
+from dplib.mechanisms.laplace import (
     clipped_sum_sensitivity,
     laplace_interval,
     laplace_mech,

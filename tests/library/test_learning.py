@@ -1,4 +1,4 @@
-"""Tests for dplib.learning: k-RR on the columns of a table, and the classifier trained on them.
+"""Tests for dplib.learning.local_model: k-RR on the columns of a table, and the classifier trained on them.
 
 Rates are checked with exact binomial tests at a false-failure probability of 1e-6.
 """
@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dplib.channels import krr_probabilities
-from dplib.learning import (
+from dplib.accounting.channels import krr_probabilities
+from dplib.learning.local_model import (
     FEATURES,
     PRIVATE_COLUMNS,
     adult_learning_data,
@@ -151,7 +151,7 @@ def test_private_accuracy_table_and_its_extremes():
 
 def test_functions_are_reexported_from_the_package():
     import dplib
-    from dplib import learning as learning_module
+    from dplib.learning import local_model as learning_module
 
     for name in learning_module.__all__:
         if callable(getattr(learning_module, name)):

@@ -1,10 +1,10 @@
-"""Tests for dplib.logistic_regression: Adult's design matrix, the logistic loss and accuracy, per-example gradients."""
+"""Tests for dplib.learning.logistic_model: Adult's design matrix, the logistic loss and accuracy, per-example gradients."""
 
 import numpy as np
 import pytest
 
-from dplib.learning import FEATURES, adult_learning_data
-from dplib.logistic_regression import (
+from dplib.learning.local_model import FEATURES, adult_learning_data
+from dplib.learning.logistic_model import (
     adult_design_matrices,
     design_matrix,
     logistic_accuracy,

@@ -1,4 +1,4 @@
-"""Tests for dplib.marginals: counts over a public domain, their noisy and consistent forms, the TV error.
+"""Tests for dplib.synthetic.marginals: counts over a public domain, their noisy and consistent forms, the TV error.
 
 Randomized functions are checked on fixed seeds against their exact distributions with a false-failure
 probability fixed in advance (dplib.testing); epsilon != 1 and several marginals, so a budget spent once per
@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dplib.kary_estimators import project_to_simplex
-from dplib.marginals import consistent_marginals, marginal, marginal_errors, noisy_marginals
+from dplib.estimation.kary_rr import project_to_simplex
+from dplib.synthetic.marginals import consistent_marginals, marginal, marginal_errors, noisy_marginals
 from dplib.testing import check_distribution, check_fraction
 
 DOMAIN = {"colour": ("red", "green", "blue", "violet"), "size": ("S", "M", "L"), "shape": ("round", "square")}

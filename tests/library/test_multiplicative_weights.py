@@ -1,4 +1,4 @@
-"""Tests for dplib.multiplicative_weights: the workload, the private choice, the update and MWEM's accounting.
+"""Tests for dplib.synthetic.multiplicative_weights: the workload, the private choice, the update and MWEM's accounting.
 
 The choice is checked by chi-square against exp(epsilon * error / 2) and the measurement noise by
 Kolmogorov-Smirnov against Laplace(2T / epsilon), on fixed seeds (dplib.testing's false-failure rates).
@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-import dplib.multiplicative_weights as mw
-from dplib.marginals import marginal
-from dplib.multiplicative_weights import marginal_queries, multiplicative_weights_update, mwem, select_worst_query
+import dplib.synthetic.multiplicative_weights as mw
+from dplib.synthetic.marginals import marginal
+from dplib.synthetic.multiplicative_weights import marginal_queries, multiplicative_weights_update, mwem, select_worst_query
 from dplib.testing import check_categorical, check_distribution
 
 DOMAIN = {"x": ("x0", "x1", "x2"), "y": ("y0", "y1"), "z": ("z0", "z1")}

@@ -1,4 +1,4 @@
-"""dplib.numpy_geometric: numpy's geometric sampler replayed exactly, checked against numpy at every boundary; grid_laplace's δ."""
+"""dplib.mechanisms.numpy_geometric: numpy's geometric sampler replayed exactly, checked against numpy at every boundary; grid_laplace's δ."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dplib.numpy_geometric import grid_laplace_delta, numpy_geometric_search
+from dplib.mechanisms.numpy_geometric import grid_laplace_delta, numpy_geometric_search
 
 
 # --------------------------------------------------------------------------- numpy's geometric sampler, exactly

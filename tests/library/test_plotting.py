@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from dplib import plotting
-from dplib.experiments import error_vs_epsilon, theoretical_krr_errors
+from dplib.estimation.experiments import error_vs_epsilon, theoretical_krr_errors
 from dplib.plotting import (
     plot_count_estimates,
     plot_error_vs_epsilon,

@@ -1,4 +1,4 @@
-"""Tests for dplib.privacy_loss: the loss of each output, its maximum, and the epsilon-DP check.
+"""Tests for dplib.accounting.privacy_loss: the loss of each output, its maximum, and the epsilon-DP check.
 
 The boundary is tested as in OpenDP's test_meas.py: Warner's coins pass at ln 3 and fail
 at ln 2.999; zeros are handled both ways (0/0 ignored, x/0 infinite).
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import dplib
-from dplib.channels import krr_channel, rr_channel
-import dplib.privacy_loss as privacy_loss_module
-from dplib.privacy_loss import DP_TOLERANCE, max_privacy_loss, privacy_loss_per_output, satisfies_dp
+from dplib.accounting.channels import krr_channel, rr_channel
+import dplib.accounting.privacy_loss as privacy_loss_module
+from dplib.accounting.privacy_loss import DP_TOLERANCE, max_privacy_loss, privacy_loss_per_output, satisfies_dp
 
 LN3 = math.log(3)
 COINS_D, COINS_D_PRIME = [0.75, 0.25], [0.25, 0.75]
@@ -145,6 +145,6 @@ def test_reexported_from_the_package():
 
 
 def test_module_is_importable_by_its_own_name():
-    """Check that dplib.privacy_loss is the module (no function of that name shadows it)."""
-    assert isinstance(dplib.privacy_loss, types.ModuleType)
-    assert importlib.import_module("dplib.privacy_loss") is dplib.privacy_loss
+    """Check that dplib.accounting.privacy_loss is the module (no function of that name shadows it)."""
+    assert isinstance(dplib.accounting.privacy_loss, types.ModuleType)
+    assert importlib.import_module("dplib.accounting.privacy_loss") is dplib.accounting.privacy_loss

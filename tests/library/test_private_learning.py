@@ -1,4 +1,4 @@
-"""Tests for dplib.private_learning: clipping, the noisy step, DP-GD and its accuracy at a budget.
+"""Tests for dplib.learning.noisy_gd: clipping, the noisy step, DP-GD and its accuracy at a budget.
 
 Randomness is tested by distribution, with fixed seeds *and* acceptance regions whose false-failure
 probability under a correct implementation is fixed in advance (<= 1e-6, through dplib.testing):
@@ -14,15 +14,15 @@ import pandas as pd
 import pytest
 from scipy import integrate, stats
 
-from dplib.dp_gd_accounting import dp_gd_rho, noise_multiplier_for
-from dplib.logistic_regression import (
+from dplib.accounting.dp_gd import dp_gd_rho, noise_multiplier_for
+from dplib.learning.logistic_model import (
     adult_design_matrices,
     logistic_accuracy,
     logistic_loss,
     nonprivate_logistic_regression,
     per_example_gradients,
 )
-from dplib.private_learning import (
+from dplib.learning.noisy_gd import (
     CLIP_NORM,
     DELTA,
     LEARNING_RATE,
@@ -268,7 +268,7 @@ def test_central_accuracy_table(adult_2000):
 
 
 def test_central_accuracy_uses_the_noise_multiplier_of_each_epsilon(adult_2000, monkeypatch):
-    import dplib.private_learning as module
+    import dplib.learning.noisy_gd as module
 
     seen = []
     real = module.noisy_gradient_descent

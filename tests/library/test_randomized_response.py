@@ -1,4 +1,4 @@
-"""Tests for dplib.randomized_response: Warner's coins, (p, q) randomized response, images.
+"""Tests for dplib.mechanisms.randomized_response: Warner's coins, (p, q) randomized response, images.
 
 Rates are checked with exact binomial acceptance regions (false failure 1e-6 each,
 fixed in advance, never retried) on fixed seeds. The DP boundary is checked the way
@@ -12,10 +12,10 @@ import pytest
 from scipy import stats
 
 import dplib
-from dplib import randomized_response as rr_module
-from dplib.channels import COIN_RR_EPSILON, alpha_beta_to_p_q, get_epsilon
+from dplib.mechanisms import randomized_response as rr_module
+from dplib.accounting.channels import COIN_RR_EPSILON, alpha_beta_to_p_q, get_epsilon
 from dplib.images import demo_picture
-from dplib.randomized_response import coin_rr, privatize_image, rand_resp
+from dplib.mechanisms.randomized_response import coin_rr, privatize_image, rand_resp
 from dplib.testing import check_fraction
 
 FALSE_FAILURE = 1e-6

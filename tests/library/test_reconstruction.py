@@ -1,11 +1,11 @@
-"""dplib.reconstruction: least squares on noisy subset counts recovers the secret bits, unless the noise is of order sqrt(n)."""
+"""dplib.attacks.reconstruction: least squares on noisy subset counts recovers the secret bits, unless the noise is of order sqrt(n)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from dplib.reconstruction import answer_queries, reconstruct, reconstruction_accuracy, subset_queries
+from dplib.attacks.reconstruction import answer_queries, reconstruct, reconstruction_accuracy, subset_queries
 
 
 def test_subset_queries_are_random_halves():

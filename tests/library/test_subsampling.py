@@ -1,4 +1,4 @@
-"""Tests for dplib.subsampling: amplification by Poisson subsampling and the sampled Gaussian mechanism's Rényi DP."""
+"""Tests for dplib.accounting.subsampling: amplification by Poisson subsampling and the sampled Gaussian mechanism's Rényi DP."""
 
 import math
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from dplib.dp_gd_accounting import dp_gd_epsilon
-from dplib.subsampling import sampled_gaussian_epsilon, sampled_gaussian_rdp, subsampled_epsilon
+from dplib.accounting.dp_gd import dp_gd_epsilon
+from dplib.accounting.subsampling import sampled_gaussian_epsilon, sampled_gaussian_rdp, subsampled_epsilon
 
 
 def test_subsampled_epsilon_formula():

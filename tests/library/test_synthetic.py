@@ -1,4 +1,4 @@
-"""Tests for dplib.synthetic: the Adult table, the generators and synthesize.
+"""Tests for dplib.synthetic.sampling: the Adult table, the generators and synthesize.
 
 Sampled records are checked by chi-square against the marginals they were drawn from (fixed seeds, false-failure
 probability fixed in advance by dplib.testing); synthesize is checked against its three steps run by hand.
@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dplib.synthetic
-from dplib.marginals import consistent_marginals, marginal, noisy_marginals
-from dplib.synthetic import (
+import dplib.synthetic.sampling
+from dplib.synthetic.marginals import consistent_marginals, marginal, noisy_marginals
+from dplib.synthetic.sampling import (
     ADULT_DOMAIN,
     ADULT_TREE,
     adult_synthetic_data,
@@ -166,7 +166,7 @@ def test_synthesize_never_reads_the_table_after_measuring(monkeypatch):
             data[column] = "erased"
         return dict(measured)
 
-    monkeypatch.setattr(dplib.synthetic, "noisy_marginals", measure_then_empty)
+    monkeypatch.setattr(dplib.synthetic.sampling, "noisy_marginals", measure_then_empty)
     table = synthesize(small_adult(), 3.0, ADULT_TREE, ADULT_DOMAIN, rng=np.random.default_rng(8))
     assert len(table) == int(round(consistent_marginals(measured)[ADULT_TREE[0]].sum())) > 2_900
 

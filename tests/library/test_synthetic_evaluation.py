@@ -1,11 +1,11 @@
-"""Tests for dplib.synthetic_evaluation: train on synthetic, test on real, and the utility table over epsilons."""
+"""Tests for dplib.synthetic.evaluation: train on synthetic, test on real, and the utility table over epsilons."""
 
 import numpy as np
 import pytest
 
-from dplib.marginals import consistent_marginals, marginal_errors, noisy_marginals
-from dplib.synthetic import ADULT_DOMAIN, ADULT_TREE, adult_synthetic_data, sample_independent, synthesize
-from dplib.synthetic_evaluation import classifier_accuracy, synthetic_utility
+from dplib.synthetic.marginals import consistent_marginals, marginal_errors, noisy_marginals
+from dplib.synthetic.sampling import ADULT_DOMAIN, ADULT_TREE, adult_synthetic_data, sample_independent, synthesize
+from dplib.synthetic.evaluation import classifier_accuracy, synthetic_utility
 
 
 def test_classifier_accuracy_of_the_real_table_and_of_a_single_class():

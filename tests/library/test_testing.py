@@ -16,9 +16,9 @@ import pytest
 from scipy import stats
 
 import dplib
-from dplib import laplace as laplace_module
+from dplib.mechanisms import laplace as laplace_module
 from dplib import testing
-from dplib.laplace import laplace_tail
+from dplib.mechanisms.laplace import laplace_tail
 from dplib.testing import (
     DEFAULT_FALSE_FAILURE,
     DelegationError,
@@ -244,7 +244,7 @@ def test_saved_references_survive_monkeypatching_scipy(monkeypatch):
 
 
 def test_disabled_switches_off_every_alias_and_restores_them():
-    import dplib.laplace  # noqa: F401  (the module, not a function of that name)
+    import dplib.mechanisms.laplace  # noqa: F401  (the module, not a function of that name)
 
     aliases = [dplib.laplace_tail, laplace_tail, laplace_module.laplace_tail]
     with disabled(dplib.laplace_tail):
@@ -997,9 +997,9 @@ def test_delegation_through_a_helper_raises():
     with disabled(dplib.max_privacy_loss):
         with pytest.raises(DelegationError, match=message):
             max_privacy_loss([0.75, 0.25], [0.25, 0.75])
-        with pytest.raises(DelegationError, match="dplib.laplace.laplace_noise is switched off"):
+        with pytest.raises(DelegationError, match="dplib.mechanisms.laplace.laplace_noise is switched off"):
             with disabled(dplib.laplace_mech):
-                dplib.laplace.laplace_noise(np.random.default_rng(), 1.0, (3,))
+                dplib.mechanisms.laplace.laplace_noise(np.random.default_rng(), 1.0, (3,))
     assert max_privacy_loss([0.75, 0.25], [0.25, 0.75]) == pytest.approx(math.log(3))
 
 

@@ -1,4 +1,4 @@
-"""dplib.vendors: the correct vendors are exactly as private as they claim, the broken ones provably are not.
+"""dplib.auditing.vendors: the correct vendors are exactly as private as they claim, the broken ones provably are not.
 
 Each mechanism is run on both datasets of its pair with the *same* seed, so both runs use the same noise:
 the difference of the outputs is the shift the pair causes, and the noise itself can be compared with the
@@ -15,7 +15,7 @@ from scipy import stats
 
 from dplib import (audit_threshold, audit_vendors, can_produce, discrete_laplace_steps, exact_grid_laplace,
                    laplace_privacy_loss, on_grid, vendor_mechanisms)
-from dplib.vendors import DEFECTS, GRID, TRUE_EPSILON, ReusedNoiseCount, clamped_sum
+from dplib.auditing.vendors import DEFECTS, GRID, TRUE_EPSILON, ReusedNoiseCount, clamped_sum
 
 VENDORS = {v.name: v for v in vendor_mechanisms(rng=0)}
 RUNS = 5_000

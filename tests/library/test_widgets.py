@@ -5,24 +5,19 @@ Explorers are driven headlessly: set ``.value`` on a control, check what is draw
 
 from __future__ import annotations
 
-import io
 import math
 
 import numpy as np
 import pytest
-from PIL import Image
 
 import dplib
 import dplib.widgets
 from dplib.widgets import EstimationExplorer, FairnessExplorer, ImageExplorer, LaplaceExplorer
 from dplib.widgets._render import epsilon_text, nice_ceiling
+from helpers.images import pixels
 
 EXPLORERS = [LaplaceExplorer, ImageExplorer, EstimationExplorer, FairnessExplorer]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-
-
-def pixels(png: bytes) -> np.ndarray:
-    return np.asarray(Image.open(io.BytesIO(bytes(png))).convert("RGB"))
 
 
 @pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)

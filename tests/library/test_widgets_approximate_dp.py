@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import io
 import math
 
 import numpy as np
 import pytest
-from PIL import Image
 
-from dplib.approximate_composition import advanced_composition_epsilon, zcdp_to_epsilon
-from dplib.gaussian import analytic_gaussian_sigma
+from dplib.accounting.zcdp import advanced_composition_epsilon, zcdp_to_epsilon
+from dplib.mechanisms.gaussian import analytic_gaussian_sigma
 from dplib.widgets.approximate_dp import ACCOUNTINGS, CompositionExplorer, composition_view
+from helpers.images import pixels
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-
-
-def pixels(png: bytes) -> np.ndarray:
-    return np.asarray(Image.open(io.BytesIO(bytes(png))).convert("RGB"))
 
 
 def test_view_matches_the_three_formulas():

@@ -1,22 +1,17 @@
-"""Lecture 11's explorer, driven headlessly: the pure audit view against dplib.auditing, the widget by its controls."""
+"""Lecture 11's explorer, driven headlessly: the pure audit view against dplib.auditing.event_audit, the widget by its controls."""
 
 from __future__ import annotations
 
-import io
 
 import numpy as np
 import pytest
-from PIL import Image
 
-from dplib.auditing import audit_events
-from dplib.vendors import TRUE_EPSILON, vendor_mechanisms
+from dplib.auditing.event_audit import audit_events
+from dplib.auditing.vendors import TRUE_EPSILON, vendor_mechanisms
 from dplib.widgets.auditing import AuditExplorer, audit_view
+from helpers.images import pixels
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-
-
-def pixels(png: bytes) -> np.ndarray:
-    return np.asarray(Image.open(io.BytesIO(bytes(png))).convert("RGB"))
 
 
 def test_view_is_the_audit_of_the_same_runs():

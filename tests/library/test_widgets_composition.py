@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import io
 import math
 
 import numpy as np
 import pytest
-from PIL import Image
 
 from dplib.widgets.composition import AveragingExplorer, averaging_view
+from helpers.images import pixels
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-
-
-def pixels(png: bytes) -> np.ndarray:
-    return np.asarray(Image.open(io.BytesIO(bytes(png))).convert("RGB")).astype(int)
 
 
 # --------------------------------------------------------------------------- the pure view

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import dplib
-from dplib.experiments import apportion
+from dplib.estimation.experiments import apportion
 from dplib.widgets.estimation import EstimationExplorer, adult_age_sex_counts, estimation_view
 from dplib.widgets.laplace import LaplaceExplorer
 

@@ -5,24 +5,19 @@ The explorers here train on 2,000 people (the lecture's uses 10,000) to keep the
 
 from __future__ import annotations
 
-import io
 import math
 
 import numpy as np
 import pytest
-from PIL import Image
 
-from dplib.dp_gd_accounting import dp_gd_epsilon
-from dplib.logistic_regression import adult_design_matrices, logistic_accuracy, nonprivate_logistic_regression
-from dplib.private_learning import noisy_gradient_descent
+from dplib.accounting.dp_gd import dp_gd_epsilon
+from dplib.learning.logistic_model import adult_design_matrices, logistic_accuracy, nonprivate_logistic_regression
+from dplib.learning.noisy_gd import noisy_gradient_descent
 from dplib.widgets.private_learning import PrivateLearningExplorer, private_learning_view
+from helpers.images import pixels
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 PEOPLE = 2_000
-
-
-def pixels(png: bytes) -> np.ndarray:
-    return np.asarray(Image.open(io.BytesIO(bytes(png))).convert("RGB"))
 
 
 @pytest.fixture(scope="module")

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import io
 
 import numpy as np
 import pytest
-from PIL import Image
 
-from dplib.marginals import consistent_marginals, marginal, marginal_errors, noisy_marginals
-from dplib.synthetic import ADULT_DOMAIN, ADULT_TREE, adult_synthetic_data, sample_independent, synthesize
+from dplib.synthetic.marginals import consistent_marginals, marginal, marginal_errors, noisy_marginals
+from dplib.synthetic.sampling import ADULT_DOMAIN, ADULT_TREE, adult_synthetic_data, sample_independent, synthesize
 from dplib.widgets.synthetic_data import PAIRS, SyntheticDataExplorer, synthetic_view
+from helpers.images import pixels
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-
-
-def pixels(png: bytes) -> np.ndarray:
-    return np.asarray(Image.open(io.BytesIO(bytes(png))).convert("RGB"))
 
 
 def test_tree_view_is_dplibs_synthesis_from_the_same_seed():

@@ -276,7 +276,7 @@ def noisy_average(values, lower, upper, epsilon, rng=None):
         "delegates_through_a_helper",
         {
             # dplib's unchecked sampler does all of laplace_mech's work but the validation
-            "laplace_mech_solution": laplace_mech_with("dplib.laplace.laplace_noise(rng, sensitivity / epsilon, value.shape)"),
+            "laplace_mech_solution": laplace_mech_with("dplib.mechanisms.laplace.laplace_noise(rng, sensitivity / epsilon, value.shape)"),
         },
         # noisy_average calls this laplace_mech, so it fails with it (as with any broken laplace_mech)
         zero=("test_laplace_mech_scale", "test_laplace_mech_per_entry", "test_noisy_average_clipping", "test_noisy_average_budget"),

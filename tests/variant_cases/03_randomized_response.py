@@ -218,9 +218,9 @@ def privatize_image(image, alpha, beta, rng=None):
         {
             # the unchecked helpers behind privatize_image and estimate_black_fraction do all their work
             "privatize_image_solution": '''def privatize_image(image, alpha, beta, rng=None):
-    return dplib.randomized_response.privatize_image_unchecked(np.asarray(image), alpha, beta, np.random.default_rng(rng))''',
+    return dplib.mechanisms.randomized_response.privatize_image_unchecked(np.asarray(image), alpha, beta, np.random.default_rng(rng))''',
             "estimate_black_fraction_solution": '''def estimate_black_fraction(private_image, alpha, beta):
-    return dplib.estimators.unbias_black_fraction(float(np.mean(private_image)), alpha, beta)''',
+    return dplib.estimation.binary_rr.unbias_black_fraction(float(np.mean(private_image)), alpha, beta)''',
         },
         zero=("test_privatize_image_rates", "test_estimate_black_fraction"),
         full=("test_coin_rr_rates", "test_coin_rr_fresh_coins", "test_alpha_beta_epsilon"),

@@ -208,7 +208,7 @@ def k_rand_resp(categories, k, epsilon, rng=None):
             # dplib's unchecked sampler behind k_rand_resp does all of its work but the validation
             "k_rand_resp_solution": '''def k_rand_resp(categories, k, epsilon, rng=None):
     p, _ = krr_probabilities(k, epsilon)
-    return dplib.kary_randomized_response.k_rand_resp_unchecked(np.asarray(categories), k, p, np.random.default_rng(rng))''',
+    return dplib.mechanisms.kary_randomized_response.k_rand_resp_unchecked(np.asarray(categories), k, p, np.random.default_rng(rng))''',
         },
         zero=("test_k_rand_resp_lies_uniform",),
         full=("test_rand_resp_keep_rates", "test_krr_probabilities_truth_and_lie", "test_channel_epsilon_within_columns"),

@@ -253,7 +253,7 @@ def rr_confidence_interval(responses, p, q, alpha=0.05):
             "estimate_krr_counts_solution": '''def estimate_krr_counts(reports, k, epsilon):
     p, q = krr_probabilities(k, epsilon)
     observed = np.bincount(np.ravel(reports), minlength=k)
-    return dplib.kary_estimators.unbias_krr_counts(observed, p, q)''',
+    return dplib.estimation.kary_rr.unbias_krr_counts(observed, p, q)''',
         },
         zero=("test_estimate_krr_counts_keeps_negatives",),
         full=("test_error_vs_epsilon_many_trials", "test_project_to_simplex_not_clipping"),

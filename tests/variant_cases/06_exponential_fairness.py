@@ -195,7 +195,7 @@ def exponential_probabilities(scores, epsilon, sensitivity):
         {
             # dplib's private helper computes the exponents; the student's sampler and socks answer use this function
             "exponential_probabilities_solution": '''def exponential_probabilities(scores, epsilon, sensitivity):
-    exponents = dplib.exponential._exponents(scores, epsilon, sensitivity)
+    exponents = dplib.mechanisms.exponential._exponents(scores, epsilon, sensitivity)
     weights = np.exp(exponents - exponents.max())
     return weights / weights.sum()''',
         },
