@@ -9,13 +9,15 @@ file the grader wrote (and the gradebook's rows) with the volatile parts (times,
 seconds, process ids, temporary paths) replaced by placeholders.
 
 ``python tests/helpers/golden_class.py <folder>`` grades the class into ``<folder>`` and writes
-the snapshot to ``tests/grader/golden_class/`` (the goldens that
-``tests/grader/test_golden_class.py`` compares with).
+the snapshot to ``tests/grader/golden_class.json`` (the goldens that
+``tests/grader/test_golden_class.py`` compares with: each file's text, or the SHA-256 of a large
+one; run it on the code whose outputs are the reference).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import os
@@ -154,20 +156,27 @@ def snapshot(course, code: int, printed: str) -> dict[str, str]:
     return files
 
 
-def write_golden(files: dict[str, str], folder: Path = GOLDEN) -> None:
-    """Replace the goldens by ``files``."""
-    import shutil
-
-    if folder.exists():
-        shutil.rmtree(folder)
-    for name, text in files.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+GOLDEN_FILE = GOLDEN.with_suffix(".json")
+LARGEST_KEPT = 16_000  # characters: a larger file is kept as the SHA-256 of its normalised text
 
 
-def read_golden(folder: Path = GOLDEN) -> dict[str, str]:
-    return {path.relative_to(folder).as_posix(): path.read_text() for path in sorted(folder.rglob("*")) if path.is_file()}
+def digest(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def write_golden(files: dict[str, str], path: Path = GOLDEN_FILE) -> None:
+    """The goldens: each file's normalised text, or its :func:`digest` when longer than :data:`LARGEST_KEPT`."""
+    kept = {name: text if len(text) <= LARGEST_KEPT else digest(text) for name, text in sorted(files.items())}
+    path.write_text(json.dumps(kept, indent=1, sort_keys=True) + "\n")
+
+
+def read_golden(path: Path = GOLDEN_FILE) -> dict[str, str]:
+    return json.loads(path.read_text())
+
+
+def as_kept(name: str, text: str, golden: dict[str, str]) -> str:
+    """``text`` as the goldens keep file ``name``: itself, or its digest where they keep a digest."""
+    return digest(text) if golden.get(name, "").startswith("sha256:") else text
 
 
 if __name__ == "__main__":
@@ -176,5 +185,6 @@ if __name__ == "__main__":
     target = Path(sys.argv[1]).resolve()
     course = build_golden_class(target)
     code, printed = grade_golden_class(course)
-    write_golden(snapshot(course, code, printed), Path(sys.argv[2]) if len(sys.argv) > 2 else GOLDEN)
-    print(f"exit {code}; {len(read_golden(Path(sys.argv[2]) if len(sys.argv) > 2 else GOLDEN))} files")
+    target = Path(sys.argv[2]) if len(sys.argv) > 2 else GOLDEN_FILE
+    write_golden(snapshot(course, code, printed), target)
+    print(f"exit {code}; {len(read_golden(target))} files")
