@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         shown = {name: args.course / path.relative_to(course.root)  # as the instructor named the course folder
                  for name, path in (("outcomes", course.outcomes_file), ("log", course.grading_logs / "graded_by.log"))}
         say(f"\ngrades: {grades}; outcomes: {shown['outcomes']}; who graded what: {shown['log']}")
-        reported = report_mistakes(args.course, args.assignment, Path(grades).parent / "mistakes")
+        reported = report_mistakes(course, args.assignment, Path(grades).parent / "mistakes", outcomes=run.recorded)
         ungraded = [o for o in run.outcomes if o.status in UNGRADED]
         if ungraded:  # fail closed: a submission the grader could not grade is not a quiet success
             say(f"error: {len(ungraded)} submission(s) could not be graded (status error or killed): "
@@ -156,10 +156,13 @@ def run_collect(args: argparse.Namespace) -> int:
     return 0
 
 
-def report_mistakes(root: Path, assignments: list[str] | None, folder: Path, names: bool = True) -> int:
-    """Write the mistakes page and CSV of each graded assignment (or of ``assignments``); print where, and the top 3."""
+def report_mistakes(root: Path | Course, assignments: list[str] | None, folder: Path, names: bool = True,
+                    outcomes=None) -> int:
+    """Write the mistakes page and CSV of each graded assignment (or of ``assignments``); print where, and the top 3.
+
+    ``outcomes``: those a grading run holds (default: read from ``grading_outcomes.csv``)."""
     try:
-        written = write_mistakes(root, assignments, folder, names=names)
+        written = write_mistakes(root, assignments, folder, names=names, outcomes=outcomes)
     except Exception as error:  # the grades are written already: say why the report is missing, and fail
         say(f"\nthe mistakes report could not be written: {error!r}", file=sys.stderr)
         return 1

@@ -55,7 +55,7 @@ def copy_check(course: Course, graded: list[Graded]) -> list[Graded]:
     flags: dict = {}
     for assignment in sorted({g.outcome.assignment for g in graded}):
         try:
-            flags.update(copy_flags(write_report(course.root, assignment)[1], submission_times(course.root, assignment)))
+            flags.update(copy_flags(write_report(course, assignment)[1], submission_times(course, assignment)))
         except Exception as error:  # noqa: BLE001 -- the grades are kept; every submission is flagged with the reason
             failed = Flag(FlagKind.COPY_CHECK, f"the similarity report of {assignment} could not be made ({error!r}): "
                                                "a person must compare these submissions")

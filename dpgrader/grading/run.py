@@ -3,8 +3,9 @@
 :func:`grade_class` is what ``python -m dpgrader.classroom grade`` runs; :func:`run_grading` reads as
 its steps, each a function of typed values (nothing calls back into the run):
 
-1. **find** (:func:`find_submissions`): the submissions (:class:`Submission`), and those refused unread;
-2. **plan** (:func:`plan_run`): one :class:`~dpgrader.grading.task.GradingTask` per submission, largest first;
+1. **find** (:func:`~dpgrader.grading.plan.find_submissions`): the submissions, and those refused unread;
+2. **plan** (:func:`~dpgrader.grading.plan.plan_run`): one :class:`~dpgrader.grading.task.GradingTask` per
+   submission, largest first (``--resume``: those not graded yet);
 3. **pre-flight** (:func:`preflight`): each assignment's reference solution graded first, on the same
    engine; the tasks get their time budget from it (:mod:`dpgrader.grading.preflight`);
 4. **pack** (:func:`pack`) and **grade on an engine** (:meth:`~dpgrader.grading.engine.Engine.grade`):
@@ -21,138 +22,28 @@ its steps, each a function of typed values (nothing calls back into the run):
 from __future__ import annotations
 
 import contextlib
-import csv
 import os
-import re
 import secrets
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import NamedTuple
 
 from dpgrader import sandbox
-from dpgrader.course import Course, notebooks_of
+from dpgrader.course import Course
 from dpgrader.grading.bundle import assignment_bundle
 from dpgrader.grading.engine import Engine
 from dpgrader.grading.export import GradeRow, grade_rows, write_grades
 from dpgrader.grading.flagging import Graded, comment_flags, copy_check, review
-from dpgrader.grading.intake import irregular_entry
-from dpgrader.grading.limits import GradingLimits
 from dpgrader.grading.merge import merge, record
+from dpgrader.grading.plan import (  # noqa: F401 -- the first steps, re-exported with the run
+    PATTERN_CHARACTERS, Plan, Submission, class_limits, ensure_assignments, find_submissions, graded_before, plan_run,
+)
 from dpgrader.grading.preflight import PreflightFailed, preflight_problem, preflight_task
 from dpgrader.grading.task import AssignmentBundle, GradingResult, GradingTask, PackedTask
 from dpgrader.ids import valid_student_id
-from dpgrader.outcomes import Effect, Outcome, Status, read_outcomes, write_outcomes
+from dpgrader.outcomes import Outcome, Status, write_outcomes
 from dpgrader.safe_output import one_line
-
-# Characters nbgrader reads as a glob pattern in a student id (``x[1]`` would grade ``x1``).
-PATTERN_CHARACTERS = re.compile(r"[*?\[\]\x00-\x1f]")
-
-
-# --- 1. find ---------------------------------------------------------------------------------------------
-
-
-class Submission(NamedTuple):
-    """One submission folder to grade: ``submitted/<student>/<assignment>``."""
-
-    student: str
-    assignment: str
-
-
-def find_submissions(course: Course, assignments=None, students=None) -> tuple[list[Submission], list[Outcome]]:
-    """Every submission folder in ``course``'s ``submitted/``, sorted, and the refused ones.
-
-    Folders are listed, never globbed: a student id is a name, not a pattern. Refused (with
-    a :data:`~dpgrader.outcomes.Status.REFUSED` outcome, 0 points): a submission whose tree holds
-    anything but plain files and folders (:func:`~dpgrader.grading.intake.irregular_entry`: a link
-    anywhere, a hard link, a device, a FIFO), and a student id nbgrader would read as a pattern.
-    """
-    course = course if isinstance(course, Course) else Course(course)
-    wanted = set(assignments) if assignments else set(course.assignments())
-    found, refused = [], []
-    submitted = course.submitted()
-    for student_dir in sorted(submitted.iterdir()) if submitted.is_dir() else []:
-        student = student_dir.name
-        if students and student not in students:
-            continue
-        for folder in sorted(student_dir.iterdir()) if student_dir.is_dir() else []:
-            assignment = folder.name
-            if assignment not in wanted:
-                continue
-            if not (folder.is_dir() or folder.is_symlink()):
-                continue  # a stray file, not a submission
-            irregular = irregular_entry(folder) if not student_dir.is_symlink() else "the student folder is a symbolic link"
-            if irregular:
-                refused.append(Outcome(student, assignment, Status.REFUSED,
-                                       f"{irregular}: a submission holds regular files only; refused, it scores 0", 0.0))
-            elif not valid_student_id(student):  # dpgrader.ids: markup, patterns, "..", spaces
-                refused.append(Outcome(student, assignment, Status.REFUSED,
-                                       "the student id is not 1 to 128 of A-Z a-z 0-9 . _ @ - (not starting with . or -): "
-                                       "refused, rename the folder", 0.0))
-            elif folder.is_dir():
-                found.append(Submission(student, assignment))
-    return found, refused
-
-
-def ensure_assignments(course: Course, assignments) -> None:
-    """Make sure the gradebook knows every assignment (``nbgrader generate_assignment`` if not)."""
-    from nbgrader.api import Gradebook, MissingEntry
-
-    missing = list(assignments)
-    if course.gradebook.exists():
-        missing = []
-        with Gradebook(course.gradebook_url) as gradebook:
-            for assignment in assignments:
-                try:
-                    if not gradebook.find_assignment(assignment).notebooks:
-                        missing.append(assignment)
-                except MissingEntry:
-                    missing.append(assignment)
-    for assignment in missing:
-        course.nbgrader("generate_assignment", assignment, "--force")
-
-
-def class_limits(course: Course, overrides: Mapping[str, float] | None = None) -> GradingLimits:
-    """The limits of a grading run: the course's ``c.GradingLimits`` (``nbgrader_config.py``), then ``overrides``."""
-    return GradingLimits.from_config(course.config()).replace(**dict(overrides or {}))
-
-
-# --- 2. plan ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What a run grades: the tasks (largest first), the submissions refused unread, the outcomes known before."""
-
-    tasks: tuple[GradingTask, ...]
-    refused: tuple[Outcome, ...]
-    known: dict  # (student, assignment) -> Outcome, from grading_outcomes.csv
-
-    @property
-    def assignments(self) -> list[str]:
-        """The assignments the run touches, sorted."""
-        return sorted({t.assignment for t in self.tasks} | {o.assignment for o in self.refused})
-
-
-def plan_run(course: Course, submissions: Iterable[Submission], refused: Iterable[Outcome], limits: GradingLimits,
-             feedback: bool, sandboxed: bool, resume: bool) -> Plan:
-    """One task per submission, each with a random token, largest first; with ``resume``, only those not graded yet."""
-    known = _readable_outcomes(course)
-    submissions, refused = list(submissions), list(refused)
-    if resume:
-        done = graded_before(course, known)
-        submissions = [s for s in submissions if tuple(s) not in done]
-        refused = [o for o in refused if (o.student, o.assignment) not in done]
-    tasks = [
-        GradingTask(course=course, assignment=assignment, student=student,
-                    submission=course.submitted(student, assignment), token=secrets.token_hex(16), limits=limits,
-                    feedback=feedback, sandboxed=sandboxed)
-        for student, assignment in submissions
-    ]
-    # Longest first (bigger notebooks run longer), so no worker is left with a long tail alone.
-    tasks.sort(key=lambda task: -sum(p.stat().st_size for p in notebooks_of(task.submission)))
-    return Plan(tuple(tasks), tuple(refused), known)
 
 
 # --- 3. pre-flight, 4. pack ------------------------------------------------------------------------------
@@ -226,9 +117,11 @@ def log_graded(task: GradingTask, result: GradingResult, outcome: Outcome) -> st
 
 @dataclass(frozen=True)
 class GradingRun:
-    """What a run gave: the outcome of each submission it graded, and every row of ``grades.csv``."""
+    """What a run gave: the outcome of each submission it graded, every outcome recorded (``grading_outcomes.csv``),
+    and every row of ``grades.csv``."""
 
     outcomes: list[Outcome]
+    recorded: dict  # (student, assignment) -> Outcome
     rows: list[GradeRow]
 
 
@@ -349,7 +242,7 @@ def run_grading(
         missing = len(plan.tasks) + len(plan.refused) - len(outcomes)
         raise type(lost)(f"{lost}: grading stopped; {len(outcomes)} submission(s) graded and kept, {missing} not "
                          "graded: run `grade --resume` to grade only those")
-    return GradingRun(outcomes, rows)
+    return GradingRun(outcomes, everyone, rows)
 
 
 def sandbox_for(sandboxed: bool, scheduler: str | None) -> dict[str, str]:
@@ -373,45 +266,5 @@ def default_engine(scheduler: str | None, tls, workers: int | None, tasks: int, 
     from dpgrader.grading.pool import PoolEngine
 
     return PoolEngine(min(workers or os.cpu_count() or 1, max(1, tasks)), env=env)
-
-
-def _readable_outcomes(course: Course) -> dict:
-    """The outcomes recorded so far; a file that cannot be read is set aside (with a warning), never trusted."""
-    try:
-        return read_outcomes(course)
-    except (ValueError, KeyError, TypeError, AttributeError, csv.Error, UnicodeDecodeError) as error:
-        path = course.outcomes_file
-        aside = path.with_name(f"{path.name}.unreadable-{secrets.token_hex(4)}")
-        path.rename(aside)
-        warnings.warn(f"{path} cannot be read ({type(error).__name__}: {one_line(str(error))[:200]}): set aside as "
-                      f"{aside.name}; with --resume every submission is graded again", RuntimeWarning, stacklevel=3)
-        return {}
-
-
-def graded_before(course: Course, known: Mapping) -> set[tuple[str, str]]:
-    """The ``(student, assignment)`` that ``grade --resume`` leaves alone: graded, by the gradebook's word.
-
-    ``known`` are the rows of ``grading_outcomes.csv``, a file anyone may edit; a row counts only if its
-    status is one of a graded submission and the gradebook holds that submission with a score (an
-    autograder's or a person's) in at least one of its cells. Anything else (a row saying ``ok`` for a
-    submission never merged, or merged ungraded) is graded again. A row is never a grade: grades come
-    from the gradebook only.
-    """
-    from nbgrader.api import Gradebook, MissingEntry
-
-    claimed = [key for key, outcome in known.items() if outcome.status.effect is not Effect.UNGRADED]
-    if not claimed or not course.gradebook.exists():
-        return set()
-    done = set()
-    with Gradebook(course.gradebook_url) as gradebook:
-        for student, assignment in claimed:
-            try:
-                submission = gradebook.find_submission(assignment, student)
-            except MissingEntry:
-                continue
-            grades = [grade for notebook in submission.notebooks for grade in notebook.grades]
-            if grades and any(g.auto_score is not None or g.manual_score is not None for g in grades):
-                done.add((student, assignment))
-    return done
 
 
