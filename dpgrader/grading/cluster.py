@@ -150,7 +150,8 @@ class DaskEngine(Engine):
             self.client.close()
 
     def free(self) -> int:
-        return max(1, _threads(self.client)) - len(self.running)
+        with self._talking():
+            return max(1, _threads(self.client)) - len(self.running)
 
     def submit(self, task: PackedTask, bundle: AssignmentBundle) -> None:
         from dpgrader.grading.cluster_worker import grade_on_worker
@@ -180,7 +181,8 @@ class DaskEngine(Engine):
         for future, task in list(self.running.items()):
             if task.token == token:
                 del self.running[future]
-                _stop(self.client, future)
+                with self._talking():
+                    _stop(self.client, future)
 
     @contextlib.contextmanager
     def _talking(self):
