@@ -63,15 +63,25 @@ class Course:
     Parameters
     ----------
     root : Path
-        The folder; created if missing.
+        The folder. Making a ``Course`` creates nothing: :meth:`from_repo` makes a new course's folder,
+        and each writer the folder it writes in. Made once per run and passed on (two are equal when
+        their folders are).
     """
 
     CONFIG = "nbgrader_config.py"
     GRADEBOOK = "gradebook.db"
 
-    def __init__(self, root: Path):
-        self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
+    def __init__(self, root: Path | Course):
+        self.root = Path(root.root if isinstance(root, Course) else root)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Course) and other.root == self.root
+
+    def __hash__(self) -> int:
+        return hash(self.root)
+
+    def __repr__(self) -> str:
+        return f"Course({str(self.root)!r})"
 
     # --- the layout ---------------------------------------------------------------------------------
 
@@ -135,6 +145,7 @@ class Course:
     def from_repo(cls, root: Path, assignments: list[str] | None = None, repo: Path = REPO_ROOT) -> Course:
         """A fresh course at ``root`` holding the repo's config and the given source assignments."""
         course = cls(root)
+        course.root.mkdir(parents=True, exist_ok=True)
         shutil.copy2(repo / cls.CONFIG, course.config_file)
         for name in assignments if assignments is not None else assignments_in(Path(repo) / "source"):
             shutil.copytree(Path(repo) / "source" / name, course.source(name))

@@ -1,8 +1,8 @@
 """What happened to a submission: one vocabulary (:class:`Status`), carried as fields end to end.
 
 The sandbox and the nbgrader plug-ins *note* what they see while a notebook is graded
-(:func:`note`: a limit was hit, a cell timed out, the kernel died); the grading worker
-collects the notes of its task (:func:`take_notes`) and returns them as data; the class
+(:func:`note`: a limit was hit, a cell timed out, the kernel died) to the collector of the
+task being graded (:class:`TaskNotes`, one per task), which the worker returns as data; the class
 grader records one :class:`Outcome` per submission in ``autograded/grading_outcomes.csv``
 and ``grades.csv``. Nothing is found again by reading log lines or exception names.
 Notes live in the grading process: student code runs in a sandboxed kernel and cannot
@@ -16,8 +16,12 @@ made text only when written to a CSV file or a page.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import csv
+import json
 from dataclasses import dataclass, field, fields
+from collections.abc import Iterable
 from enum import Enum
 from pathlib import Path
 
@@ -90,14 +94,38 @@ class RowLabel(str, Enum):
         return self.value
 
 
+class FlagKind(str, Enum):
+    """What a :class:`Flag` is about: each kind a member, its text what ``grades.csv`` and formgrader show."""
+
+    PROCESS_CONTROL = "process control"
+    INTROSPECTION = "introspection"
+    DUNDER_ACCESS = "dunder access"
+    DYNAMIC_CODE = "dynamic code"
+    FAKE_VALUE = "fake value"
+    WRITES_FILES = "writes files"
+    FILES = "files"
+    TAMPERING = "tampering"
+    DELEGATES = "delegates to dplib"
+    REVIEW = "review"  # the review could not finish a cell or notebook
+    COPY = "copy"  # dpgrader.similarity found a match
+    COPY_CHECK = "copy check"  # the similarity report could not compare a submission
+    UNSPECIFIED = ""  # only in a grading_outcomes.csv written before flags kept their fields
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
 @dataclass(frozen=True)
 class Flag:
     """Something a person must look at in a submission, whatever its score.
 
     Attributes
     ----------
-    kind : str
-        A short category: ``"dynamic code"``, ``"copy"``, ``"copy check"``, ``"review"``, ...
+    kind : FlagKind
+        What it is about (a kind's text is accepted and made the member; any other text is a ``ValueError``).
     reason : str
         What was found and why it matters, in a sentence (may name a classmate: the instructor's view).
     cell : str
@@ -108,11 +136,14 @@ class Flag:
         The reason naming no classmate, where ``reason`` names one (what formgrader's comment shows).
     """
 
-    kind: str
+    kind: FlagKind
     reason: str
     cell: str = ""
     line: int = 0
     anonymous_reason: str = ""
+
+    def __post_init__(self):
+        object.__setattr__(self, "kind", FlagKind(self.kind))
 
     def __str__(self) -> str:
         """``"kind: reason (cell, line n)"``: one line, control characters escaped (:func:`~dpgrader.safe_output.flag_text`)."""
@@ -123,43 +154,83 @@ class Flag:
         """This flag without a classmate's name."""
         return Flag(self.kind, self.anonymous_reason or self.reason, self.cell, self.line)
 
+    def fields(self) -> list:
+        """``[kind, reason, cell, line, anonymous_reason]``: what :meth:`from_fields` makes the flag again."""
+        return [self.kind.value, self.reason, self.cell, self.line, self.anonymous_reason]
+
+    @classmethod
+    def from_fields(cls, values: list) -> Flag:
+        kind, reason, cell, line, anonymous_reason = values
+        if not (isinstance(reason, str) and isinstance(cell, str) and isinstance(anonymous_reason, str)
+                and isinstance(line, int) and not isinstance(line, bool)):
+            raise TypeError(f"a flag's fields are text, text, text, a whole number, text; got {values!r}")
+        return cls(kind, reason, cell, line, anonymous_reason)
+
     @classmethod
     def from_text(cls, text: str) -> Flag:
-        """A flag read back from its text (``str(Flag.from_text(str(flag))) == str(flag)``)."""
+        """A flag of an older ``grading_outcomes.csv`` (flags as text only): its kind and reason, if it has a kind."""
         kind, _, reason = text.partition(": ")
-        return cls(kind, reason) if reason else cls("", text)
+        known = {k.value for k in FlagKind}
+        return cls(kind, reason) if reason and kind in known else cls(FlagKind.UNSPECIFIED, text)
 
 
-# --- notes taken while grading, in the grading process ----------------------------------------------
+# --- notes taken while grading, by the collector of the task being graded ---------------------------------
 
-_notes: list[tuple[Status, str]] = []
+
+class TaskNotes:
+    """What the sandbox and the nbgrader plug-ins noted while one task was graded: the collector of that task.
+
+    The grading worker makes one per task and grades inside :meth:`collecting`; :func:`note` and
+    :func:`measure_kernel_cpu`, called deep in the sandbox and the preprocessors, reach the
+    collector of the task being graded in this thread (a context variable: two tasks graded side by
+    side in one process, as on a Dask worker's threads, each have their own).
+
+    Attributes
+    ----------
+    notes : list of (Status, str)
+        In order: the status that applies and a message for the instructor.
+    kernel_cpu : float or None
+        CPU seconds of the sandboxed kernels (their cgroups and the zygote's imports), None if not measured.
+    """
+
+    def __init__(self):
+        self.notes: list[tuple[Status, str]] = []
+        self.kernel_cpu: float | None = None
+
+    def note(self, status: Status, message: str) -> None:
+        self.notes.append((Status(status), message))
+
+    def add_kernel_cpu(self, seconds: float) -> None:
+        self.kernel_cpu = (self.kernel_cpu or 0.0) + float(seconds)
+
+    @contextlib.contextmanager
+    def collecting(self):
+        """Within this block, :func:`note` and :func:`measure_kernel_cpu` (in this thread) reach this collector."""
+        token = _collector.set(self)
+        try:
+            yield self
+        finally:
+            _collector.reset(token)
+
+
+_collector: contextvars.ContextVar[TaskNotes | None] = contextvars.ContextVar("dpgrader_task_notes", default=None)
 
 
 def note(status: Status, message: str) -> None:
-    """Record that ``status`` applies to the notebook being graded now, with a message for the instructor."""
-    _notes.append((Status(status), message))
+    """Record that ``status`` applies to the notebook being graded now, with a message for the instructor.
+
+    Outside a task being graded (no :meth:`TaskNotes.collecting`), there is nobody to tell: nothing is kept.
+    """
+    collector = _collector.get()
+    if collector is not None:
+        collector.note(status, message)
 
 
-_measured: dict[str, float] = {}
-
-
-def measure(name: str, value: float) -> None:
-    """Add ``value`` to the measurement ``name`` of the notebook being graded now (e.g. its kernels' CPU seconds)."""
-    _measured[name] = _measured.get(name, 0.0) + float(value)
-
-
-def take_measurements() -> dict[str, float]:
-    """The measurements since the last call (and forget them)."""
-    taken = dict(_measured)
-    _measured.clear()
-    return taken
-
-
-def take_notes() -> list[tuple[Status, str]]:
-    """The notes taken since the last call, oldest first (and forget them)."""
-    taken = list(_notes)
-    _notes.clear()
-    return taken
+def measure_kernel_cpu(seconds: float) -> None:
+    """Add ``seconds`` to the CPU seconds of the kernels of the task being graded now."""
+    collector = _collector.get()
+    if collector is not None:
+        collector.add_kernel_cpu(seconds)
 
 
 # --- outcomes of a class ---------------------------------------------------------------------------
@@ -181,15 +252,34 @@ class Outcome:
     kernel_cpu: float | None = None  # CPU seconds of the sandboxed kernels (their cgroup), where measured
 
     def row(self) -> dict:
+        """The outcome as a row of ``grading_outcomes.csv``: ``flags`` as people read them, ``flag_fields`` to read back."""
         row = {f.name: getattr(self, f.name) for f in fields(self)}
         row["status"] = Status(self.status).value
         row["flags"] = "; ".join(str(flag) for flag in self.flags)
+        row["flag_fields"] = json.dumps([flag.fields() for flag in self.flags]) if self.flags else ""
         return row
 
 
-def read_outcomes(root: Path) -> dict[tuple[str, str], Outcome]:
-    """The outcomes recorded in ``root/autograded/grading_outcomes.csv``, by (student, assignment)."""
-    path = Course(root).outcomes_file
+OUTCOME_FIELDS = [f.name for f in fields(Outcome)] + ["flag_fields"]
+
+
+def _flags(row: dict) -> tuple[Flag, ...]:
+    """The flags of a row: from ``flag_fields``; a row of an older file has only their text."""
+    if row.get("flag_fields"):
+        values = json.loads(row["flag_fields"])
+        if not isinstance(values, list) or not all(isinstance(v, list) and len(v) == 5 for v in values):
+            raise ValueError("flag_fields must be a JSON list of [kind, reason, cell, line, anonymous_reason]")
+        return tuple(Flag.from_fields(v) for v in values)
+    return tuple(Flag.from_text(f) for f in row["flags"].split("; ") if f)
+
+
+def _course(root: Path | Course) -> Course:
+    return root if isinstance(root, Course) else Course(root)
+
+
+def read_outcomes(root: Path | Course) -> dict[tuple[str, str], Outcome]:
+    """The outcomes recorded in ``autograded/grading_outcomes.csv`` of a course, by (student, assignment)."""
+    path = _course(root).outcomes_file
     if not path.exists():
         return {}
     outcomes = {}
@@ -201,7 +291,7 @@ def read_outcomes(root: Path) -> dict[tuple[str, str], Outcome]:
                 message=row["message"],
                 score=float(row["score"]) if row["score"] else None,
                 max_score=float(row["max_score"]) if row["max_score"] else None,
-                seconds=float(row["seconds"] or 0), flags=tuple(Flag.from_text(f) for f in row["flags"].split("; ") if f),
+                seconds=float(row["seconds"] or 0), flags=_flags(row),
                 sandboxed=row.get("sandboxed", "True") == "True",
                 kernel_cpu=float(row["kernel_cpu"]) if row.get("kernel_cpu") else None,
             )
@@ -209,10 +299,11 @@ def read_outcomes(root: Path) -> dict[tuple[str, str], Outcome]:
     return outcomes
 
 
-def write_outcomes(root: Path, outcomes: list[Outcome]) -> Path:
-    """Add (or replace) outcomes in ``autograded/grading_outcomes.csv``."""
-    known = read_outcomes(root)
+def write_outcomes(root: Path | Course, outcomes: Iterable[Outcome], *, replace_all: bool = False) -> Path:
+    """Add (or replace) outcomes in ``autograded/grading_outcomes.csv``; with ``replace_all``, write only ``outcomes``."""
+    course = _course(root)
+    known = {} if replace_all else read_outcomes(course)
     known.update({(o.student, o.assignment): o for o in outcomes})
-    path = Course(root).outcomes_file
+    path = course.outcomes_file
     path.parent.mkdir(parents=True, exist_ok=True)
-    return write_csv(path, [f.name for f in fields(Outcome)], (known[key].row() for key in sorted(known)))
+    return write_csv(path, OUTCOME_FIELDS, (known[key].row() for key in sorted(known)))

@@ -32,8 +32,9 @@ names below are re-exported here.
 """
 
 from dpgrader.classroom.cli import main
-from dpgrader.grading.export import GRADE_FIELDS, export_grades, regenerate_feedback, summarize
-from dpgrader.grading.run import PATTERN_CHARACTERS, add_copy_flags, ensure_assignments, find_submissions, grade_class
+from dpgrader.grading.export import GRADE_FIELDS, GradeRow, export_grades, regenerate_feedback, summarize
+from dpgrader.grading.flagging import add_copy_flags
+from dpgrader.grading.run import PATTERN_CHARACTERS, ensure_assignments, find_submissions, grade_class, run_grading
 from dpgrader.grading.merge import merge
 from dpgrader.classroom.mistakes import ClassMistakes, Mistake, WrittenAnswer, class_mistakes, summarize_mistakes
 from dpgrader.classroom.mistakes_page import mistakes_html, write_mistakes
@@ -42,7 +43,7 @@ from dpgrader.grading.review_comments import comment_in_gradebook
 from dpgrader.review import review_flags
 
 __all__ = [
-    "grade_class", "export_grades", "regenerate_feedback", "summarize", "main", "find_submissions",
+    "grade_class", "run_grading", "GradeRow", "export_grades", "regenerate_feedback", "summarize", "main", "find_submissions",
     "ensure_assignments", "add_copy_flags", "merge", "GRADE_FIELDS", "PATTERN_CHARACTERS",
     "UNGRADED", "Outcome", "Status", "read_outcomes", "write_outcomes", "comment_in_gradebook", "review_flags",
     "ClassMistakes", "Mistake", "WrittenAnswer", "class_mistakes", "summarize_mistakes", "mistakes_html", "write_mistakes",

@@ -13,7 +13,7 @@ from pathlib import Path
 from dpgrader.grading.cluster import ClusterLost, security
 from dpgrader.grading.export import export_grades, regenerate_feedback, summarize
 from dpgrader.limits import describe, parse_override
-from dpgrader.grading.run import grade_class
+from dpgrader.grading.run import run_grading
 from dpgrader.classroom.mistakes import summarize_mistakes
 from dpgrader.classroom.mistakes_page import write_mistakes
 from dpgrader.grading.preflight import PreflightFailed
@@ -94,8 +94,9 @@ def main(argv: list[str] | None = None) -> int:
                 limits[name] = value
         try:
             tls = security(args.tls_ca_file, args.tls_cert, args.tls_key) if args.scheduler else None
-            outcomes = grade_class(
-                args.course, args.assignment, args.student, workers=args.workers, feedback=not args.no_feedback,
+            course = Course(Path(args.course).resolve())
+            run = run_grading(
+                course, args.assignment, args.student, workers=args.workers, feedback=not args.no_feedback,
                 limits=limits, csv_path=args.csv, sandboxed=not args.no_sandbox, scheduler=args.scheduler, tls=tls,
                 resume=args.resume,
             )
@@ -105,12 +106,13 @@ def main(argv: list[str] | None = None) -> int:
         except (PreflightFailed, SandboxUnavailable, KernelPackagesMissing, ValueError) as error:
             say(f"error: {error}", file=sys.stderr)
             return 2
-        say(summarize(export_grades(args.course)))
+        say(summarize(run.rows))  # the rows of grades.csv, as the run built them
         grades = args.csv or args.course / "grades.csv"
-        course = Course(args.course)
-        say(f"\ngrades: {grades}; outcomes: {course.outcomes_file}; who graded what: {course.grading_logs / 'graded_by.log'}")
-        reported = report_mistakes(args.course, args.assignment, Path(grades).parent / "mistakes")
-        ungraded = [o for o in outcomes if o.status in UNGRADED]
+        shown = {name: args.course / path.relative_to(course.root)  # as the instructor named the course folder
+                 for name, path in (("outcomes", course.outcomes_file), ("log", course.grading_logs / "graded_by.log"))}
+        say(f"\ngrades: {grades}; outcomes: {shown['outcomes']}; who graded what: {shown['log']}")
+        reported = report_mistakes(course, args.assignment, Path(grades).parent / "mistakes", outcomes=run.recorded)
+        ungraded = [o for o in run.outcomes if o.status in UNGRADED]
         if ungraded:  # fail closed: a submission the grader could not grade is not a quiet success
             say(f"error: {len(ungraded)} submission(s) could not be graded (status error or killed): "
                 "see the messages above and autograded/grading_logs/", file=sys.stderr)
@@ -154,10 +156,13 @@ def run_collect(args: argparse.Namespace) -> int:
     return 0
 
 
-def report_mistakes(root: Path, assignments: list[str] | None, folder: Path, names: bool = True) -> int:
-    """Write the mistakes page and CSV of each graded assignment (or of ``assignments``); print where, and the top 3."""
+def report_mistakes(root: Path | Course, assignments: list[str] | None, folder: Path, names: bool = True,
+                    outcomes=None) -> int:
+    """Write the mistakes page and CSV of each graded assignment (or of ``assignments``); print where, and the top 3.
+
+    ``outcomes``: those a grading run holds (default: read from ``grading_outcomes.csv``)."""
     try:
-        written = write_mistakes(root, assignments, folder, names=names)
+        written = write_mistakes(root, assignments, folder, names=names, outcomes=outcomes)
     except Exception as error:  # the grades are written already: say why the report is missing, and fail
         say(f"\nthe mistakes report could not be written: {error!r}", file=sys.stderr)
         return 1

@@ -19,6 +19,7 @@ import math
 import re
 import textwrap
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -176,7 +177,7 @@ def _ordered(names, order: list[str]) -> list[str]:
     return sorted(names, key=lambda n: (position.get(n, len(order)), n))
 
 
-def class_mistakes(root: Path, assignment: str) -> ClassMistakes:
+def class_mistakes(root: Path | Course, assignment: str, outcomes: Mapping | None = None) -> ClassMistakes:
     """Read the gradebook and grading outcomes of ``root`` (a course folder) for ``assignment``.
 
     Raises
@@ -186,8 +187,8 @@ def class_mistakes(root: Path, assignment: str) -> ClassMistakes:
     """
     from nbgrader.api import Gradebook
 
-    course = Course(root)
-    outcomes = read_outcomes(course.root)
+    course = root if isinstance(root, Course) else Course(root)
+    outcomes = read_outcomes(course) if outcomes is None else outcomes  # a grading run passes those it holds
     with Gradebook(course.gradebook_url) as gradebook:
         found = gradebook.find_assignment(assignment)
         cells = []  # (notebook, grade_id, points, written?)
@@ -254,11 +255,11 @@ def _written_state(grade) -> str:
     return "blank"
 
 
-def graded_assignments(root: Path) -> list[str]:
+def graded_assignments(root: Path | Course) -> list[str]:
     """The assignments of the gradebook of ``root`` with at least one submission, sorted."""
     from nbgrader.api import Gradebook
 
-    with Gradebook(Course(root).gradebook_url) as gradebook:
+    with Gradebook((root if isinstance(root, Course) else Course(root)).gradebook_url) as gradebook:
         return sorted(a.name for a in gradebook.assignments if a.num_submissions)
 
 

@@ -253,12 +253,12 @@ def check_no_hidden_code(page: str, source_folder: Path) -> None:
                            "hidden tests or solutions: not written")
 
 
-def write_assignment_mistakes(root: Path, assignment: str, folder: Path, labels: Mapping[str, str] | None = None,
-                 names: bool = True) -> tuple[Path, ClassMistakes]:
+def write_assignment_mistakes(course: Course, assignment: str, folder: Path, labels: Mapping[str, str] | None = None,
+                 names: bool = True, outcomes: Mapping | None = None) -> tuple[Path, ClassMistakes]:
     """Write ``<folder>/<assignment>.html`` and ``.csv``; return the page's path and what it shows."""
-    report = class_mistakes(root, assignment)
+    report = class_mistakes(course, assignment, outcomes)
     page = mistakes_html(report, labels, names)
-    check_no_hidden_code(page, Course(root).source(assignment))
+    check_no_hidden_code(page, course.source(assignment))
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{assignment}.html"
     target.write_text(page)
@@ -266,15 +266,15 @@ def write_assignment_mistakes(root: Path, assignment: str, folder: Path, labels:
     return target, report
 
 
-def write_mistakes(root: Path, assignments: list[str] | None = None, folder: Path | None = None,
-                  labels: Mapping[tuple[str, str], str] | None = None,
-                  names: bool = True) -> dict[str, tuple[Path, ClassMistakes]]:
+def write_mistakes(root: Path | Course, assignments: list[str] | None = None, folder: Path | None = None,
+                  labels: Mapping[tuple[str, str], str] | None = None, names: bool = True,
+                  outcomes: Mapping | None = None) -> dict[str, tuple[Path, ClassMistakes]]:
     """Write the page and CSV of every graded assignment (or of ``assignments``) into ``folder``.
 
     Parameters
     ----------
-    root : Path
-        The course folder (``gradebook.db``, ``source/``, ``autograded/grading_outcomes.csv``).
+    root : Path or Course
+        The course (``gradebook.db``, ``source/``, ``autograded/grading_outcomes.csv``).
     assignments : list of str, optional
         Default: every assignment of the gradebook with a submission.
     folder : Path, optional
@@ -283,11 +283,14 @@ def write_mistakes(root: Path, assignments: list[str] | None = None, folder: Pat
         ``(student, assignment) -> group``, shown on the pages (see :func:`mistakes_html`).
     names : bool
         List who failed each test (``False``: pages to share).
+    outcomes : mapping, optional
+        ``(student, assignment) -> Outcome``, as a grading run holds them (default: read from
+        ``grading_outcomes.csv``).
     """
-    root = Path(root)
-    folder = Path(folder or root / "mistakes")
+    course = root if isinstance(root, Course) else Course(root)
+    folder = Path(folder or course.root / "mistakes")
     written = {}
-    for assignment in assignments or graded_assignments(root):
+    for assignment in assignments or graded_assignments(course):
         these = {s: label for (s, a), label in (labels or {}).items() if a == assignment}
-        written[assignment] = write_assignment_mistakes(root, assignment, folder, these, names)
+        written[assignment] = write_assignment_mistakes(course, assignment, folder, these, names, outcomes)
     return written

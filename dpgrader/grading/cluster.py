@@ -1,7 +1,8 @@
 """Grading on a Dask cluster: the class grader's tasks on workers of an existing scheduler.
 
 ``python -m dpgrader.classroom grade --scheduler tls://host:8786`` grades on any Dask cluster
-(Slurm through dask-jobqueue, Kubernetes, SSH machines: see ``deploy/README.md``). What travels
+(Slurm through dask-jobqueue, Kubernetes, SSH machines: see ``deploy/README.md``). The cluster is an
+:class:`~dpgrader.grading.engine.Engine` (:class:`DaskEngine`), as the local pool is. What travels
 is what the local pool sends (:mod:`dpgrader.grading.pool`): a :class:`~dpgrader.grading.task.PackedTask`
 and its assignment's :class:`~dpgrader.grading.task.AssignmentBundle` as bytes (with each task:
 a few hundred kB, and nothing lost with a worker, as scattered data would be), and a
@@ -24,15 +25,16 @@ results are merged by the same code, in the instructor's process, the one gradeb
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import logging
 import socket
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from dpgrader.grading.task import GradingResult, GradingTask
+from dpgrader.grading.engine import GRADER, Engine
+from dpgrader.grading.task import AssignmentBundle, GradingResult, PackedTask
 from dpgrader.outcomes import Status
 from dpgrader.safe_output import one_line
 
@@ -101,105 +103,112 @@ def connect(address: str, tls: Security | None = None) -> Client:
         raise ClusterLost(f"cannot reach the Dask scheduler at {address}: {error}") from None
 
 
-def _key(task: GradingTask) -> str:
+def _key(task: PackedTask) -> str:
     """The Dask key of a task: who and what (the dashboard shows it), and the token."""
     return f"grade-{task.assignment}-{task.student}-{task.token[:12]}"
 
 
-def run_on_cluster(client: Client, tasks: list[GradingTask], on_result, bundle_of, setup=None,
-                   first: list[GradingTask] = (), on_first=None) -> None:
-    """Run ``tasks`` on the cluster of ``client``, as :func:`dpgrader.grading.pool.run_tasks` runs them locally.
+class DaskEngine(Engine):
+    """The :class:`~dpgrader.grading.engine.Engine` of the Dask cluster of a scheduler.
 
-    ``first`` (the pre-flight) runs before any of ``tasks``; ``on_first(task, result)`` may raise to
-    stop the run or return the tasks to run instead. ``on_result(task, result)`` is called once per
-    task, in this process. Raises :class:`ClusterLost` if the scheduler goes away.
+    At most as many tasks run as the cluster has threads (memory stays flat for any class); each
+    task's assignment bundle travels with it (a few hundred kB, nothing lost with a worker). Raises
+    :class:`ClusterLost` if the scheduler goes away.
+
+    Parameters
+    ----------
+    scheduler : str
+        Its address (``tls://host:8786``; ``tcp://`` on this machine only).
+    tls : distributed.security.Security, optional
+        None: Dask's configuration.
+    grader : str
+        What grades a task on a worker, ``"module:function"``.
     """
-    from dpgrader.grading.cluster_worker import PLUGIN_NAME, GradingPlugin
 
-    client.register_plugin(GradingPlugin(), name=PLUGIN_NAME)
-    if setup is not None:
-        setup()
-    packed: dict[str, bytes] = {}
+    def __init__(self, scheduler: str, tls: Security | None = None, grader: str = GRADER):
+        self.scheduler, self.tls, self.grader = scheduler, tls, grader
+        self.client: Client | None = None
+        self.running: dict = {}  # future -> task
+        self.packed: dict[str, bytes] = {}  # bundle digest -> bytes
+        self.description = scheduler
 
-    def bundle_bytes(assignment: str) -> bytes:
-        if assignment not in packed:
-            packed[assignment] = bundle_of(assignment).to_bytes()
-        return packed[assignment]
+    def start(self) -> None:
+        from dpgrader.grading.cluster_worker import PLUGIN_NAME, GradingPlugin
 
-    replaced = None
-    for task, result in _run_batch(client, list(first), bundle_bytes):
-        replaced = on_first(task, result) if on_first is not None else None
-    for task, result in _run_batch(client, list(tasks if replaced is None else replaced), bundle_bytes):
-        on_result(task, result)
-
-
-def _run_batch(client: Client, tasks: list[GradingTask], bundle_bytes):
-    """Yield ``(task, result)`` for every task, as they finish; at most as many queued as the cluster has threads.
-
-    Any failure to talk to the scheduler (a closed connection, futures cancelled because the client
-    lost it) raises :class:`ClusterLost`.
-    """
-    from distributed.client import FuturesCancelledError
-
-    try:
-        yield from _batch(client, tasks, bundle_bytes)
-    except (FuturesCancelledError, OSError) as error:  # CommClosedError is an OSError
-        raise ClusterLost(_lost(client, error)) from None
-
-
-def _batch(client: Client, tasks: list[GradingTask], bundle_bytes):
-    from distributed import wait
-
-    from dpgrader.grading.cluster_worker import grade_on_worker
-
-    pending = list(reversed(tasks))
-    running: dict = {}  # future -> (task, deadline)
-
-    def submit() -> None:
-        while pending and len(running) < max(1, _threads(client)):
-            task = pending.pop()
-            future = client.submit(grade_on_worker, task.packed().to_bytes(), bundle_bytes(task.assignment),
-                                   key=_key(task), pure=False)
-            running[future] = (task, time.monotonic() + task.timeout)
-
-    submit()
-    while running:
-        deadline = min(deadline for _, deadline in running.values())
+        self.client = connect(self.scheduler, self.tls)
         try:
-            with client.as_current():
-                done, _ = wait(list(running), timeout=max(1.0, deadline - time.monotonic()), return_when="FIRST_COMPLETED")
-        except TimeoutError:  # nothing finished before the nearest deadline
-            done = set()
-        if client.status != "running" and not any(f.status == "finished" for f in done):
-            raise ClusterLost(_lost(client, None))
-        for future in done:
-            task, _ = running.pop(future)
-            yield task, _result_of(client, future, task)
-        now = time.monotonic()
-        for future, (task, deadline) in list(running.items()):
-            if now > deadline:
-                running.pop(future)
-                _stop(client, future)
-                yield task, GradingResult.failed(task, Status.KILLED, f"grading took longer than {task.timeout:.0f} s "
-                                                                      "and was stopped", task.timeout)
-        submit()
+            self.client.register_plugin(GradingPlugin(), name=PLUGIN_NAME)
+            services = self.client.scheduler_info().get("services", {})
+        except OSError as error:
+            raise ClusterLost(_lost(self.client, error)) from None
+        dashboard = self.client.dashboard_link if "dashboard" in services else "none (the scheduler runs without one)"
+        self.description = (f"the Dask cluster at {self.scheduler}: {_threads(self.client)} worker thread(s); "
+                            f"dashboard: {dashboard}")
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+
+    def free(self) -> int:
+        with self._talking():
+            return max(1, _threads(self.client)) - len(self.running)
+
+    def submit(self, task: PackedTask, bundle: AssignmentBundle) -> None:
+        from dpgrader.grading.cluster_worker import grade_on_worker
+
+        if bundle.digest not in self.packed:
+            self.packed[bundle.digest] = bundle.to_bytes()
+        with self._talking():
+            future = self.client.submit(grade_on_worker, task.to_bytes(), self.packed[bundle.digest], self.grader,
+                                        key=_key(task), pure=False)
+        self.running[future] = task
+
+    def finished(self, timeout: float) -> list[tuple[str, GradingResult]]:
+        from distributed import wait
+
+        with self._talking():
+            try:
+                with self.client.as_current():
+                    done, _ = wait(list(self.running), timeout=max(1.0, timeout), return_when="FIRST_COMPLETED")
+            except TimeoutError:  # nothing finished before the nearest deadline
+                done = set()
+            if self.client.status != "running" and not any(f.status == "finished" for f in done):
+                raise ClusterLost(_lost(self.client, None))
+            return [(task.token, _result_of(self.client, future, task))
+                    for future, task in ((future, self.running.pop(future)) for future in done)]
+
+    def stop(self, token: str) -> None:
+        for future, task in list(self.running.items()):
+            if task.token == token:
+                del self.running[future]
+                with self._talking():
+                    _stop(self.client, future)
+
+    @contextlib.contextmanager
+    def _talking(self):
+        """Any failure to talk to the scheduler (a closed connection, futures cancelled because the client lost
+        it) raises :class:`ClusterLost`."""
+        from distributed.client import FuturesCancelledError
+
+        try:
+            yield
+        except (FuturesCancelledError, OSError) as error:  # CommClosedError is an OSError
+            raise ClusterLost(_lost(self.client, error)) from None
 
 
 def _threads(client: Client) -> int:
     return sum(client.nthreads().values())
 
 
-def _result_of(client: Client, future, task: GradingTask) -> GradingResult:
+def _result_of(client: Client, future, task: PackedTask) -> GradingResult:
     """The result of a finished future: accepted only if it is one (files inside their folder, no field of
-    anything else) and carries the task's token; else the task is an ``error``, and the class goes on."""
+    anything else); else the task is an ``error``, and the class goes on (the token is checked by the engine)."""
     if future.status == "finished":
         try:
             result = GradingResult.from_bytes(future.result())
         except (ValueError, TypeError, KeyError) as error:  # a file outside its folder, a field of no result, ...
             return GradingResult.failed(task, Status.ERROR, "a worker answered with something that is not a grading "
                                         f"result ({type(error).__name__}: {one_line(str(error))[:200]}): not graded")
-        if result.token != task.token:
-            return GradingResult.failed(task, Status.ERROR, "a worker answered with another task's token: not graded")
         return result
     if future.status == "cancelled" or client.status != "running":
         raise ClusterLost(_lost(client, None))

@@ -1,6 +1,6 @@
 """The worker side of grading on Dask: what each worker process holds, and the function it runs per task.
 
-Registered by the class grader (:func:`dpgrader.grading.cluster.run_on_cluster`) on every worker of
+Registered by the class grader (:class:`dpgrader.grading.cluster.DaskEngine`) on every worker of
 the cluster, present and future; a worker needs the course's Python environment and bubblewrap,
 nothing of the instructor's files.
 """
@@ -18,6 +18,7 @@ from pathlib import Path
 from distributed import WorkerPlugin, get_worker
 
 from dpgrader import sandbox
+from dpgrader.grading.engine import GRADER, grader_function
 from dpgrader.grading.task import AssignmentBundle, GradingResult, PackedTask
 from dpgrader.outcomes import Status
 
@@ -36,7 +37,9 @@ class GradingPlugin(WorkerPlugin):
     def __init__(self):
         self.scratch: Path | None = None
         self.sandbox_problem: str | None = None
-        self.lock = threading.Lock()  # one task at a time per process: notes and measurements are per process
+        # One task at a time per process: a task's sandbox opt-out is the process's environment (the notes
+        # of a task are its own, dpgrader.outcomes.TaskNotes, whatever thread grades it).
+        self.lock = threading.Lock()
 
     def __getstate__(self):
         return {}  # sent to the workers before setup: nothing of the instructor's process travels
@@ -71,9 +74,9 @@ def _sandbox_problem() -> str | None:
     return None
 
 
-def grade_on_worker(task_bytes: bytes, bundle_bytes: bytes) -> bytes:
-    """Grade one packed task on this Dask worker (the function the client submits); a result as bytes."""
-    from dpgrader.grading.worker import grade
+def grade_on_worker(task_bytes: bytes, bundle_bytes: bytes, grader: str = GRADER) -> bytes:
+    """Grade one packed task on this Dask worker with ``grader`` (the function the client submits); a result as bytes."""
+    grade = grader_function(grader)  # looked up at each task
 
     worker = get_worker()
     task = PackedTask.from_bytes(task_bytes)

@@ -7,12 +7,11 @@ import shutil
 import warnings
 from pathlib import Path
 
-from dpgrader.course import Course, notebooks_of
+from collections.abc import Mapping
+
+from dpgrader.course import Course
 from dpgrader.grading.task import GradingResult, GradingTask
 from dpgrader.outcomes import Effect, Flag, Outcome, Status
-# Review flags: a syntax-tree review of every submission (dpgrader.review).
-from dpgrader.grading.review_comments import comment_in_gradebook
-from dpgrader.review import review_flags
 
 
 def remove_tree(path: Path) -> None:
@@ -78,11 +77,12 @@ def _write_log(course: Course, student: str, assignment: str, text: str) -> Path
     return path
 
 
-def record(course: Course, gradebook, task: GradingTask, result: GradingResult) -> Outcome:
+def record(course: Course, gradebook, task: GradingTask, result: GradingResult,
+           flags: Mapping[str, tuple[Flag, ...]] | None = None) -> Outcome:
     """Merge one result into the course: gradebook, autograded/ and feedback/ folders; return its outcome.
 
-    The submission is reviewed here (:func:`~dpgrader.review.review_flags`, against the instructor's
-    notebook), and its flags shown in formgrader.
+    ``flags`` are the submission's review flags by notebook (:func:`~dpgrader.grading.flagging.review`):
+    the outcome carries them, in notebook order, each once.
     """
     student, assignment, status = task.student, task.assignment, result.status
     score, maximum = merge(gradebook, student, assignment, result)
@@ -94,16 +94,10 @@ def record(course: Course, gradebook, task: GradingTask, result: GradingResult) 
                    keep=lambda name: name.endswith(".ipynb") or name in submitted)
     if task.feedback:
         _replace_files(result.feedback, course.feedback(student, assignment), keep=lambda name: name.endswith(".html"))
-    flags: tuple[Flag, ...] = ()
-    by_notebook = {}  # reviewed against the instructor's notebook; the flags are shown in formgrader
-    for notebook in notebooks_of(task.submission):
-        instructor = course.source(assignment) / notebook.name
-        by_notebook[notebook.stem] = review_flags(notebook, instructor if instructor.exists() else None)
-        flags += by_notebook[notebook.stem]
-    comment_in_gradebook(gradebook, student, assignment, by_notebook)
+    reviewed = tuple(flag for found in (flags or {}).values() for flag in found)
     return Outcome(
         student, assignment, status, " | ".join(result.messages),
         None if status.effect is Effect.UNGRADED else score, maximum,
-        round(result.seconds, 2), tuple(dict.fromkeys(flags)), task.sandboxed,
+        round(result.seconds, 2), tuple(dict.fromkeys(reviewed)), task.sandboxed,
         round(result.kernel_cpu, 3) if result.kernel_cpu is not None else None,
     )

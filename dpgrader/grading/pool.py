@@ -1,4 +1,4 @@
-"""The grading worker pool: worker processes, one task each at a time, results accepted from the right task only.
+"""The local grading engine: worker processes, one task each at a time, results accepted from the right task only.
 
 Each worker is ``python -m dpgrader.grading.worker`` (see :mod:`dpgrader.grading.worker`), talking
 JSON lines over its stdin/stdout pipes. The student's kernel runs sandboxed and cannot see
@@ -11,14 +11,15 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import shutil
 import subprocess
 import sys
-import time
-from collections import deque
+import tempfile
 from pathlib import Path
 
 from dpgrader.course import nbgrader_env
-from dpgrader.grading.task import AssignmentBundle, GradingResult, GradingTask
+from dpgrader.grading.engine import GRADER, Engine
+from dpgrader.grading.task import AssignmentBundle, GradingResult, PackedTask
 from dpgrader.grading.worker import READY
 from dpgrader.outcomes import Status
 
@@ -28,7 +29,7 @@ WORKER_MODULE = "dpgrader.grading.worker"  # what each worker process runs (``py
 class _Worker:
     """One ``python -m dpgrader.grading.worker`` process and the task it is on."""
 
-    def __init__(self, index: int, log_dir: Path, env: dict | None = None):
+    def __init__(self, index: int, log_dir: Path, env: dict | None = None, grader: str = GRADER):
         env = {**nbgrader_env(), **(env or {})}
         env.pop("PYTHONWARNINGS", None)  # kernels inherit it: students' warnings must be real
         self.log = open(log_dir / f"worker-{index}.log", "ab")
@@ -36,23 +37,22 @@ class _Worker:
         scratch.mkdir(mode=0o700, exist_ok=True)
         self.sent: set[str] = set()  # digests of the bundles this worker has
         self.proc = subprocess.Popen(
-            [sys.executable, "-W", "ignore", "-m", WORKER_MODULE, str(scratch)],
+            [sys.executable, "-W", "ignore", "-m", WORKER_MODULE, str(scratch), grader],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env, start_new_session=True,
         )
         self.buffer = b""
         self.ready = False
-        self.task: GradingTask | None = None
-        self.deadline = float("inf")
+        self.task: PackedTask | None = None
 
     @property
     def fd(self) -> int:
         return self.proc.stdout.fileno()
 
-    def send(self, task: GradingTask, bundle: AssignmentBundle) -> None:
-        """Send ``task`` (its submission's files read now), with its assignment's bundle if this worker lacks it."""
-        self.task, self.deadline = task, time.monotonic() + task.timeout
+    def send(self, task: PackedTask, bundle: AssignmentBundle) -> None:
+        """Send ``task``, with its assignment's bundle if this worker lacks it."""
+        self.task = task
         digest = bundle.digest
-        message = {"task": task.packed().to_bytes().decode(), "digest": digest,
+        message = {"task": task.to_bytes().decode(), "digest": digest,
                    "bundle": None if digest in self.sent else bundle.to_bytes().decode()}
         self.sent.add(digest)
         self.proc.stdin.write((json.dumps(message) + "\n").encode())
@@ -108,107 +108,114 @@ class _Worker:
                 pass
 
 
-def run_tasks(tasks: list[GradingTask], workers: int, log_dir: Path, on_result, bundle_of, setup=None,
-              env: dict | None = None, first: list[GradingTask] = (), on_first=None) -> None:
-    """Run ``tasks`` on ``workers`` worker processes; call ``on_result(task, result)`` for each, in this process.
+class PoolEngine(Engine):
+    """The :class:`~dpgrader.grading.engine.Engine` of ``workers`` local worker processes.
 
-    ``bundle_of(assignment)`` gives the :class:`~dpgrader.grading.task.AssignmentBundle` a task's worker
-    needs (called once ``setup`` ran; each worker gets each bundle once).
+    Each is ``python -m dpgrader.grading.worker <scratch> <grader>`` (nbgrader imported once per
+    worker, which takes seconds: :meth:`start` spawns them and returns). A worker's answer counts
+    only for the task it is on; a worker that dies is replaced and its task gets an ``error``
+    result; a worker stopped past its task's deadline is killed with its kernels and replaced.
 
-    ``first`` tasks (the pre-flight) run before any of ``tasks`` is sent, their results go to
-    ``on_first(task, result)``; an exception it raises stops the run before ``tasks`` start.
-    ``on_first`` may return new tasks to run in place of ``tasks`` (with the time budget it set).
-    A task may run :attr:`~dpgrader.grading.task.GradingTask.timeout` seconds.
-
-    ``setup()``, if given, runs once the workers are starting (they take seconds to import
-    nbgrader), before any task is sent. Every task carries a ``token``; a worker's answer
-    counts only if it echoes the token of the task it is on, and only once. A worker that exceeds its task's
-    timeout, or dies, is killed with its kernels and replaced; its task gets a ``killed`` /
-    ``error`` result.
+    Parameters
+    ----------
+    workers : int
+        How many worker processes.
+    log_dir : Path, optional
+        A private folder: each worker's log (``worker-<i>.log``) and its tasks' scratch courses
+        (default: a new one, 0700 and unguessable, removed by :meth:`close`).
+    env : dict, optional
+        Added to the workers' environment.
+    grader : str
+        What grades a task, ``"module:function"`` (:data:`~dpgrader.grading.engine.GRADER`).
     """
-    pending, pending_first = deque(tasks), deque(first)
-    first_running: set[str] = set()
-    pool: list[_Worker] = []
-    selector = selectors.DefaultSelector()
-    startup_failures = 0
 
-    def spawn(index: int) -> _Worker:
-        worker = _Worker(index, log_dir, env)
-        selector.register(worker.fd, selectors.EVENT_READ, worker)
+    def __init__(self, workers: int, log_dir: Path | None = None, env: dict | None = None, grader: str = GRADER):
+        self.workers, self.env, self.grader = max(1, workers), env, grader
+        self.log_dir, self.own_dir = (Path(log_dir) if log_dir else None), log_dir is None
+        self.pool: list[_Worker] = []
+        self.selector = selectors.DefaultSelector()
+        self.startup_failures = 0
+        self.description = f"{self.workers} workers"
+
+    def start(self) -> None:
+        if self.log_dir is None:
+            self.log_dir = Path(tempfile.mkdtemp(prefix="dplib-grading-"))  # 0700, unguessable
+        self.pool = [self._spawn(i) for i in range(self.workers)]
+
+    def keep_logs(self, folder: Path) -> None:
+        for log in sorted(self.log_dir.glob("worker-*.log")) if self.log_dir else ():
+            shutil.copy2(log, Path(folder) / log.name)
+
+    def _spawn(self, index: int) -> _Worker:
+        worker = _Worker(index, self.log_dir, self.env, self.grader)
+        self.selector.register(worker.fd, selectors.EVENT_READ, worker)
         return worker
 
-    def retire(worker: _Worker, status: Status | None = None, message: str = "", seconds: float = 0.0) -> None:
-        """Kill ``worker``, report its task's ``result``, and replace it if work is left."""
-        selector.unregister(worker.fd)
+    def _replace(self, worker: _Worker) -> None:
+        """Kill ``worker`` and start another in its place."""
+        self.selector.unregister(worker.fd)
         worker.kill()
-        task, worker.task, worker.deadline = worker.task, None, float("inf")
-        if task is not None and status is not None:
-            report(task, GradingResult.failed(task, status, message, seconds))
-        if pending or pending_first:
-            index = pool.index(worker)
-            pool[index] = spawn(index)
+        index = self.pool.index(worker)
+        self.pool[index] = self._spawn(index)
 
-    def report(task: GradingTask, result: GradingResult) -> None:
-        if task.token in first_running:
-            first_running.discard(task.token)
-            replaced = on_first(task, result)
-            if replaced is not None:
-                pending.clear()
-                pending.extend(replaced)
-        else:
-            on_result(task, result)
+    def free(self) -> int:
+        return sum(1 for worker in self.pool if worker.ready and worker.task is None)
 
-    def next_task() -> GradingTask | None:
-        if pending_first:
-            first_running.add(pending_first[0].token)
-            return pending_first.popleft()
-        return pending.popleft() if pending and not first_running else None
+    def submit(self, task: PackedTask, bundle: AssignmentBundle) -> None:
+        next(w for w in self.pool if w.ready and w.task is None).send(task, bundle)
 
-    try:
-        pool.extend(spawn(i) for i in range(max(1, min(workers, len(tasks) + len(first)))))
-        if setup is not None:
-            setup()
-        while pending or pending_first or any(w.task is not None for w in pool):
-            for worker in pool:
-                task = next_task() if worker.ready and worker.task is None else None
+    def finished(self, timeout: float) -> list[tuple[str, GradingResult]]:
+        done = []
+        for key, _ in self.selector.select(timeout=timeout):
+            worker: _Worker = key.data
+            messages = worker.messages()
+            if messages is None:  # the worker process itself died
+                if not worker.ready:
+                    self.startup_failures += 1
+                    if self.startup_failures > 2 * len(self.pool):
+                        raise RuntimeError(f"grading workers die at start-up: see the logs in {self.log_dir}")
+                task = worker.task
+                self._replace(worker)
                 if task is not None:
-                    worker.send(task, bundle_of(task.assignment))
-            wait = min([w.deadline for w in pool if w.task is not None], default=time.monotonic() + 5)
-            for key, _ in selector.select(timeout=max(0.05, wait - time.monotonic())):
-                worker: _Worker = key.data
-                messages = worker.messages()
-                if messages is None:  # the worker process itself died
-                    if not worker.ready:
-                        startup_failures += 1
-                        if startup_failures > 2 * len(pool):
-                            raise RuntimeError(f"grading workers die at start-up: see the logs in {log_dir}")
-                    retire(worker, Status.ERROR, "the grading worker crashed")
-                    continue
-                for message in messages:
-                    if message == READY and not worker.ready:
-                        worker.ready = True
-                    elif worker.task is not None and isinstance(message, GradingResult) and message.token == worker.task.token:
-                        task, worker.task, worker.deadline = worker.task, None, float("inf")
-                        report(task, message)
-                    else:
-                        worker.log.write(b"ignored a message for no task of this worker\n")
-            now = time.monotonic()
-            for worker in list(pool):
-                if worker.task is not None and now > worker.deadline:
-                    limit = worker.task.timeout
-                    retire(worker, Status.KILLED, f"grading took longer than {limit:.0f} s and was stopped", limit)
-    finally:
-        for worker in pool:
+                    done.append((task.token, GradingResult.failed(task, Status.ERROR, "the grading worker crashed")))
+                continue
+            for message in messages:
+                if message == READY and not worker.ready:
+                    worker.ready = True
+                elif worker.task is not None and isinstance(message, GradingResult) and message.token == worker.task.token:
+                    worker.task = None
+                    done.append((message.token, message))
+                else:
+                    worker.log.write(b"ignored a message for no task of this worker\n")
+        return done
+
+    def stop(self, token: str) -> None:
+        for worker in list(self.pool):
+            if worker.task is not None and worker.task.token == token:
+                self._replace(worker)
+
+    def close(self) -> None:
+        for worker in self.pool:
             try:
-                selector.unregister(worker.fd)
+                self.selector.unregister(worker.fd)
             except (KeyError, ValueError):
                 pass
             try:
                 worker.proc.stdin.close()  # all at once: they exit side by side
             except OSError:
                 pass
-        for worker in pool:
+        for worker in self.pool:
             worker.stop()
-        selector.close()
+        self.selector.close()
+        if self.own_dir and self.log_dir is not None:
+            _remove_tree(self.log_dir)
+            self.log_dir = None
 
 
+def _remove_tree(path: Path) -> None:
+    """Remove ``path`` and everything in it, read-only folders a kernel left included."""
+    def make_writable(function, target, _):
+        os.chmod(target, 0o700)
+        function(target)
+
+    shutil.rmtree(path, onerror=make_writable)

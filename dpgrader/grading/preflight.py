@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 
 from dpgrader.cells import cell_name, grade_id_of, is_grade, points
-from dpgrader.course import Course, notebooks_of
+from dpgrader.course import notebooks_of
 from dpgrader.grading.task import GradingResult, GradingTask
 from dpgrader.outcomes import Status
 
@@ -34,7 +34,7 @@ def preflight_task(task: GradingTask, token: str) -> GradingTask:
 
     It may run ``limits.preflight_seconds`` (the reference is not held to a submission's time budget).
     """
-    return replace(task, student=PREFLIGHT_STUDENT, submission=Course(task.course).source(task.assignment),
+    return replace(task, student=PREFLIGHT_STUDENT, submission=task.course.source(task.assignment),
                    token=token, feedback=False, preflight=True)
 
 
@@ -66,7 +66,7 @@ def preflight_problem(task: GradingTask, result: GradingResult) -> str | None:
         return (f"{assignment}: grading the reference solution ended with status {status} ({said[:400]})"
                 + (f"; first error in {where}" if where else ""))
     earned = full = 0.0
-    for notebook in notebooks_of(Course(task.course).source(assignment)):
+    for notebook in notebooks_of(task.course.source(assignment)):
         points = autograded_points(notebook)
         graded = result.notebooks.get(notebook.stem)
         scores = graded.scores if graded else {}

@@ -18,8 +18,9 @@ def comment_in_gradebook(gradebook, student: str, assignment: str, flags_by_note
 
     Each notebook with flags gets nbgrader's ``flagged`` mark (formgrader lists it) and an
     automatic comment on its first solution cell, starting with :data:`~dpgrader.review.notebook.REVIEW_HEADING`
-    (formgrader shows it in that cell's comment box). A comment a grader wrote by hand
-    is never touched. Returns the number of notebooks commented on.
+    (formgrader shows it in that cell's comment box), listing ``flags`` (every flag of the
+    notebook, review and copy alike: an earlier automatic review section is replaced, never read
+    back). A comment a grader wrote by hand is never touched. Returns the number of notebooks commented on.
     """
     from nbgrader.api import MissingEntry
 
@@ -36,10 +37,8 @@ def comment_in_gradebook(gradebook, student: str, assignment: str, flags_by_note
         comments = sorted(notebook.comments, key=lambda c: order.get(c.name, 1 << 30))
         if comments:
             comment = comments[0]
-            previous, _, listed = (comment.auto_comment or "").partition(REVIEW_HEADING)
-            previous = previous.rstrip()
-            known = [line[2:] for line in listed.split("\n") if line.startswith("- ")]
-            text = REVIEW_HEADING + "\n" + "\n".join(f"- {flag}" for flag in dict.fromkeys(known + [str(f.anonymous()) for f in flags]))
+            previous = (comment.auto_comment or "").partition(REVIEW_HEADING)[0].rstrip()  # nbgrader's own comment
+            text = REVIEW_HEADING + "\n" + "\n".join(f"- {flag}" for flag in dict.fromkeys(str(f.anonymous()) for f in flags))
             comment.auto_comment = f"{previous}\n\n{text}".strip() if previous and previous != "No response." else text
         done += 1
     gradebook.db.commit()

@@ -21,6 +21,7 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from dpgrader.course import Course
 from dpgrader.intake import graded_files
 from dpgrader.limits import GradingLimits
 from dpgrader.outcomes import Status
@@ -47,8 +48,8 @@ class GradingTask:
 
     Attributes
     ----------
-    course : Path
-        The instructor's course folder.
+    course : Course
+        The instructor's course (a folder given is made a :class:`~dpgrader.course.Course`).
     assignment, student : str
         Whose submission of what.
     submission : Path
@@ -65,7 +66,7 @@ class GradingTask:
         This is the reference solution, graded before anyone (:mod:`dpgrader.grading.preflight`).
     """
 
-    course: Path
+    course: Course
     assignment: str
     student: str
     submission: Path
@@ -74,6 +75,10 @@ class GradingTask:
     feedback: bool = True
     sandboxed: bool = True
     preflight: bool = False
+
+    def __post_init__(self):
+        if not isinstance(self.course, Course):
+            object.__setattr__(self, "course", Course(self.course))
 
     @property
     def timeout(self) -> float:
@@ -111,6 +116,11 @@ class PackedTask:
     feedback: bool = True
     sandboxed: bool = True
     preflight: bool = False
+
+    @property
+    def timeout(self) -> float:
+        """Seconds after which this task's worker and kernels are stopped (status ``killed``)."""
+        return self.limits.preflight_seconds if self.preflight else self.limits.submission_seconds
 
     def to_bytes(self) -> bytes:
         fields = {**asdict(self), "files": _encode(self.files)}
@@ -209,7 +219,7 @@ class GradingResult:
     worker: str = ""
 
     @classmethod
-    def failed(cls, task: GradingTask, status: Status, message: str, seconds: float = 0.0,
+    def failed(cls, task: GradingTask | PackedTask, status: Status, message: str, seconds: float = 0.0,
                worker: str = "") -> GradingResult:
         """The result of a task that was not graded (its worker crashed or was killed, the engine failed)."""
         return cls(task.token, Status(status), (message,), seconds=seconds, worker=worker)

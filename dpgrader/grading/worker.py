@@ -31,7 +31,7 @@ from dpgrader.intake import GRADED_FILES, UnreadableNotebook, read_notebook
 from dpgrader.grading.task import (
     AssignmentBundle, CellScore, GradingResult, NotebookResult, PackedTask, read_files, write_files,
 )
-from dpgrader.outcomes import Status, take_measurements, take_notes
+from dpgrader.outcomes import Status, TaskNotes
 
 LOG_CHARACTERS = 20_000  # the end of nbgrader's log a result carries
 READY = '{"ready": true}'  # the worker's first line: nbgrader is imported, send tasks
@@ -127,10 +127,15 @@ def grade(task: PackedTask, bundle: AssignmentBundle, scratch_base: Path | None 
 
 
 def _grade(task: PackedTask, bundle: AssignmentBundle, scratch: Course, started: float) -> GradingResult:
+    notes = TaskNotes()  # this task's: what the sandbox and the preprocessors note while it is graded
+    with notes.collecting():
+        return _graded(task, bundle, scratch, started, notes)
+
+
+def _graded(task: PackedTask, bundle: AssignmentBundle, scratch: Course, started: float, notes: TaskNotes) -> GradingResult:
     from nbgrader.converters import Autograde, GenerateFeedback
     from nbgrader.utils import capture_log
 
-    take_notes(), take_measurements()  # forget anything left from an earlier task
     status, messages, log = Status.OK, [], ""
     found: dict = {}
     try:
@@ -142,19 +147,19 @@ def _grade(task: PackedTask, bundle: AssignmentBundle, scratch: Course, started:
             if not left_out:
                 status = Status.MISSING
                 messages.append("no notebook was submitted")
-            return _result(task, started, status, messages, log)
+            return _result(task, started, notes, status, messages, log)
         config, coursedir = _load(task, scratch)
         coursedir.assignment_id, coursedir.student_id = task.assignment, task.student
         autograde = Autograde(coursedir=coursedir, config=config)
         autograde.force, autograde.create_student = True, True
         outcome = capture_log(autograde)
         log = outcome.get("log", "")[-LOG_CHARACTERS:]
-        notes = take_notes()
-        noted = list(dict.fromkeys(message for _, message in notes))  # e.g. why the kernel died
+        noted = list(dict.fromkeys(message for _, message in notes.notes))  # e.g. why the kernel died
         if not outcome["success"]:
             error = _last_error_line(outcome.get("error", "") + "\n" + log)
-            return _result(task, started, Status.ERROR, [*messages, f"nbgrader could not grade it: {error}", *noted], log)
-        status = Status.worst(status, *(noted_status for noted_status, _ in notes))
+            return _result(task, started, notes, Status.ERROR, [*messages, f"nbgrader could not grade it: {error}", *noted],
+                           log)
+        status = Status.worst(status, *(noted_status for noted_status, _ in notes.notes))
         messages += noted
         notebooks, timestamp = _recorded(task, scratch)
         found = {"notebooks": notebooks, "timestamp": timestamp,
@@ -173,7 +178,7 @@ def _grade(task: PackedTask, bundle: AssignmentBundle, scratch: Course, started:
         status = Status.ERROR
         messages.append("grading failed: " + _last_error_line(traceback.format_exc()))
         log += traceback.format_exc()
-    return _result(task, started, status, messages, log, **found)
+    return _result(task, started, notes, status, messages, log, **found)
 
 
 def _choose_sandbox(task: PackedTask) -> None:
@@ -185,14 +190,18 @@ def _choose_sandbox(task: PackedTask) -> None:
         os.environ[sandbox.OPT_OUT_VARIABLE] = "1"
 
 
-def _result(task: PackedTask, started: float, status: Status, messages: list[str], log: str, **found) -> GradingResult:
-    """The task's result, with the seconds it took and its kernels' CPU seconds (forgotten here)."""
+def _result(task: PackedTask, started: float, notes: TaskNotes, status: Status, messages: list[str], log: str,
+            **found) -> GradingResult:
+    """The task's result, with the seconds it took and its kernels' CPU seconds."""
     return GradingResult(task.token, status, tuple(messages), log=log, seconds=time.perf_counter() - started,
-                         kernel_cpu=take_measurements().get("kernel_cpu"), worker=worker_name(), **found)
+                         kernel_cpu=notes.kernel_cpu, worker=worker_name(), **found)
 
 
 def main() -> None:
     """The local pool's worker: ``{"task": ..., "bundle": ... or null, "digest": ...}`` per line in, a result per line out.
+
+    ``python -m dpgrader.grading.worker <scratch> [module:function]``: the function grades each task
+    (default :func:`grade`).
 
     A bundle is sent once per worker and assignment; later tasks name it by its digest.
     """
@@ -203,7 +212,10 @@ def main() -> None:
     sys.stdout = sys.stderr
     import nbgrader.converters  # noqa: F401  (the slow import, once)
 
+    from dpgrader.grading.engine import grader_function
+
     scratch_base = Path(sys.argv[1]) if len(sys.argv) > 1 else None
+    grade_one = grader_function(sys.argv[2]) if len(sys.argv) > 2 else grade
     bundles: dict[str, AssignmentBundle] = {}
     protocol.write(READY + "\n")
     for line in sys.stdin:
@@ -212,7 +224,7 @@ def main() -> None:
             if message.get("bundle") is not None:
                 bundles[message["digest"]] = AssignmentBundle.from_bytes(message["bundle"])
             task = PackedTask.from_bytes(message["task"])
-            protocol.write(grade(task, bundles[message["digest"]], scratch_base).to_bytes().decode() + "\n")
+            protocol.write(grade_one(task, bundles[message["digest"]], scratch_base).to_bytes().decode() + "\n")
 
 
 if __name__ == "__main__":

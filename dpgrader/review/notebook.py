@@ -72,5 +72,3 @@ def review_flags(notebook_path, instructor=None) -> tuple[Flag, ...]:
 
 
 REVIEW_HEADING = "**Automatic review** (for the instructor to check; not a grade):"
-
-

@@ -14,7 +14,7 @@ from jupyter_client.manager import AsyncKernelManager
 from traitlets import Bool
 
 from dpgrader.limits import GradingLimits
-from dpgrader.outcomes import Status, measure, note
+from dpgrader.outcomes import Status, measure_kernel_cpu, note
 from dpgrader.sandbox.cgroup import KernelCgroup
 from dpgrader.guard.forkserver import KERNEL_ARGUMENTS
 from dpgrader.sandbox.command import GiB, MiB, bwrap_command, require_sandbox
@@ -115,7 +115,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         zygote = Zygote.for_python(kernel_cmd[0], self.log)
         process = zygote.spawn(connection, self._rlimits(), self.limits.work_bytes, self._cgroup, self._stderr.write_fd,
                                _kernel_arguments(kernel_cmd))
-        measure("kernel_cpu", zygote.take_cpu_seconds())  # the imports (first kernel), then a fork
+        measure_kernel_cpu(zygote.take_cpu_seconds())  # the imports (first kernel), then a fork
         provisioner = self.provisioner
         provisioner.process, provisioner.pid, provisioner.pgid = process, process.pid, None
         self._reconcile_connection_info(provisioner.connection_info)
@@ -156,7 +156,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         if self._cgroup is not None:
             used = self._cgroup.cpu_seconds()
             if used is not None:
-                measure("kernel_cpu", used)
+                measure_kernel_cpu(used)
             self._cgroup.remove()
             self._cgroup = None
         if self._channel_dir is not None and not restart:

@@ -12,12 +12,13 @@ from dpgrader.outcomes import Flag
 from dpgrader.similarity.matches import CLASSMATE, Match
 
 
-def submission_times(root: Path, assignment: str) -> dict[str, datetime]:
+def submission_times(root: Path | Course, assignment: str) -> dict[str, datetime]:
     """When each student handed in ``assignment``, from nbgrader's ``submitted/<student>/<assignment>/timestamp.txt``."""
     from nbgrader.utils import parse_utc
 
     times = {}
-    for stamp in sorted(Course(root).submitted().glob(f"*/{assignment}/timestamp.txt")):
+    course = root if isinstance(root, Course) else Course(root)
+    for stamp in sorted(course.submitted().glob(f"*/{assignment}/timestamp.txt")):
         try:
             times[stamp.parent.parent.name] = parse_utc(stamp.read_text().strip())
         except (OSError, ValueError, TypeError, OverflowError):

@@ -270,13 +270,13 @@ def explained_by_common_source(a: frozenset, b: frozenset, reference: frozenset,
     return bool(reference) and score <= min(jaccard(a, reference), jaccard(b, reference))
 
 
-def course_matches(root: Path, assignment: str, **kwargs) -> list[Match]:
+def course_matches(root: Path | Course, assignment: str, **kwargs) -> list[Match]:
     """:func:`find_matches` over every ``submitted/<student>/<assignment>/*.ipynb`` of a course folder.
 
     A notebook nbformat cannot read (:func:`dpgrader.intake.read_notebook`) is left out: the grader
     reports it as unreadable. Every other one is compared as nbgrader grades it (format 4).
     """
-    course = Course(root)
+    course = root if isinstance(root, Course) else Course(root)
     matches = []
     for source in notebooks_of(course.source(assignment)):
         submissions = {p.parent.parent.name: p for p in sorted(course.submitted().glob(f"*/{assignment}/{source.name}"))}

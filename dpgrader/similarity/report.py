@@ -87,10 +87,10 @@ def report_html(assignment: str, matches: list[Match], threshold: float = THRESH
     )
 
 
-def write_report(root: Path, assignment: str, target: Path | None = None, **kwargs) -> tuple[Path, list[Match]]:
+def write_report(root: Path | Course, assignment: str, target: Path | None = None, **kwargs) -> tuple[Path, list[Match]]:
     """Write ``<root>/similarity/<assignment>.html``; return its path and the matches."""
-    course = Course(root)
-    matches = course_matches(course.root, assignment, **kwargs)
+    course = root if isinstance(root, Course) else Course(root)
+    matches = course_matches(course, assignment, **kwargs)
     sizes: dict[str, int] = {}
     for source in notebooks_of(course.source(assignment)):
         sizes.update(minimum_sizes(source))

@@ -73,7 +73,7 @@ def _locals(function: ast.FunctionDef) -> set[str]:
 def _renamed(tree: ast.Module, rng: np.random.Generator) -> ast.Module:
     styles = ("{}_value", "my_{}", "{}2", "tmp_{}")
     for function in [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]:
-        mapping = {name: styles[int(rng.integers(len(styles)))].format(name) for name in _locals(function)}
+        mapping = {name: styles[int(rng.integers(len(styles)))].format(name) for name in sorted(_locals(function))}
         for node in ast.walk(function):
             if isinstance(node, ast.Name) and node.id in mapping:
                 node.id = mapping[node.id]

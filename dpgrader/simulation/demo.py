@@ -25,12 +25,17 @@ HAND_IN_START = datetime(2025, 3, 1, 12, 0)  # the first possible hand-in time (
 
 
 def build_class(target: Path, n_students: int = 30, assignments: list[str] | None = None, seed: int = 0,
-                cell_timeout: int | None = 5, repo: Path = REPO_ROOT, progress: bool = True) -> tuple[Course, dict]:
-    """A fresh course at ``target`` with every student's submissions; return it and the kinds handed in."""
+                cell_timeout: int | None = 5, repo: Path = REPO_ROOT, progress: bool = True,
+                kinds: dict[tuple[str, str], str] | None = None) -> tuple[Course, dict]:
+    """A fresh course at ``target`` with every student's submissions; return it and the kinds handed in.
+
+    ``kinds`` chooses the kind of each ``(student, assignment)`` of the roster's first ``n_students``
+    (default: drawn by :func:`~dpgrader.simulation.submissions.assign_kinds`, every kind at least once).
+    """
     from nbgrader.api import Gradebook
     from tqdm.auto import tqdm
 
-    target = Path(target)
+    target = Path(target).resolve()
     if target.exists():
         if not (target / MARKER).exists() and any(target.iterdir()):
             raise FileExistsError(f"{target} exists and was not made by this simulation: choose another folder")
@@ -50,7 +55,7 @@ def build_class(target: Path, n_students: int = 30, assignments: list[str] | Non
     with Gradebook(course.gradebook_url) as gradebook:
         for student_id, first, last in roster:
             gradebook.update_or_create_student(student_id, first_name=first, last_name=last)
-    kinds = assign_kinds([s for s, _, _ in roster], names, seed)
+    kinds = dict(kinds) if kinds is not None else assign_kinds([s for s, _, _ in roster], names, seed)
     rng = np.random.default_rng(seed + 1)
     texts = {}  # copiers need their classmate's text (see _copy_submissions)
     hand_in = np.random.default_rng(seed + 3)  # hand-in times spread over two days
@@ -89,7 +94,7 @@ def autograded_percent(root: Path) -> dict[tuple[str, str], float]:
     return result
 
 
-def plot_distribution(rows: list[dict], path: Path) -> Path:
+def plot_distribution(rows: list, path: Path) -> Path:
     """Histogram of each student's overall percent, and every assignment's spread; saved as PNG."""
     import matplotlib
 
@@ -99,11 +104,11 @@ def plot_distribution(rows: list[dict], path: Path) -> Path:
     totals: dict[str, list[float]] = {}
     per_assignment: dict[str, list[float]] = {}
     for row in rows:
-        totals.setdefault(row["student_id"], [0.0, 0.0])
-        totals[row["student_id"]][0] += float(row["score"])
-        totals[row["student_id"]][1] += float(row["max_score"])
-        if row["percent_of_graded"] != "":  # empty while nothing of the submission is graded
-            per_assignment.setdefault(row["assignment"], []).append(float(row["percent_of_graded"]))
+        totals.setdefault(row.student_id, [0.0, 0.0])
+        totals[row.student_id][0] += float(row.score)
+        totals[row.student_id][1] += float(row.max_score)
+        if row.percent_of_graded is not None:  # None while nothing of the submission is graded
+            per_assignment.setdefault(row.assignment, []).append(row.percent_of_graded)
     overall = [100 * s / m for s, m in totals.values() if m]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [1, 1.6]})
     left.hist(overall, bins=np.linspace(0, 100, 11), color="tab:blue", edgecolor="white")
@@ -143,16 +148,16 @@ def kind_table(kinds: dict, percents: dict, outcomes: dict) -> str:
 
 
 def run(target: Path, n_students: int = 30, workers: int | None = None, seed: int = 0, cell_timeout: int = 5,
-        assignments: list[str] | None = None) -> list[dict]:
+        assignments: list[str] | None = None) -> list:
     """Build the class, grade it, write grades.csv, feedback and the plot, print the summary."""
-    from dpgrader.classroom import export_grades, grade_class, summarize, summarize_mistakes, write_mistakes
+    from dpgrader.classroom import run_grading, summarize, summarize_mistakes, write_mistakes
 
     started = time.perf_counter()
     course, kinds = build_class(target, n_students, assignments, seed, cell_timeout)
     graded = time.perf_counter()
-    outcomes = grade_class(course.root, workers=workers)
+    run = run_grading(course, workers=workers)
+    outcomes, rows = run.outcomes, run.rows
     seconds = time.perf_counter() - graded
-    rows = export_grades(course.root, course.root / "grades.csv")
     plot = plot_distribution(rows, course.root / "grade_distribution.png")
     percents = autograded_percent(course.root)
     mistakes = write_mistakes(course.root, labels=kinds)  # each student labelled with their kind

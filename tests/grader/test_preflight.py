@@ -22,7 +22,7 @@ from dpgrader.limits import GradingLimits
 from dpgrader.grading.preflight import PreflightFailed, preflight_problem
 from dpgrader.grading.task import CellScore, GradingResult, GradingTask, NotebookResult
 from dpgrader.course import REPO_ROOT, nbgrader_env
-from dpgrader.outcomes import Status, take_notes
+from dpgrader.outcomes import Status, TaskNotes
 from dpgrader.preprocessors import GuardedExecute
 
 pytestmark = pytest.mark.pipeline
@@ -106,9 +106,10 @@ def test_the_guard_failing_in_one_notebook_makes_it_an_error_and_runs_nothing(mo
     reply = {"content": {"status": "error", "ename": "ImportError", "evalue": "cannot import dplib",
                          "traceback": ["Traceback", "ImportError: cannot import dplib"]}}
     monkeypatch.setattr(executor, "wait_for_reply", lambda msg_id: reply)
-    take_notes()
-    executor._run_silently("install the guard")
-    assert take_notes() == [(Status.ERROR, "x.ipynb: the grading guard could not be installed (ImportError: "
+    notes = TaskNotes()
+    with notes.collecting():
+        executor._run_silently("install the guard")
+    assert notes.notes == [(Status.ERROR, "x.ipynb: the grading guard could not be installed (ImportError: "
                                            "cannot import dplib): not graded, see the log")]
     cell = nbformat.v4.new_code_cell("print('student code')")
     executor._guard_code = None

@@ -56,11 +56,11 @@ def test_only_the_answer_with_the_token_of_the_task_sent_counts_and_only_once(tm
         folder.mkdir(parents=True)
         (folder / "nb.ipynb").write_text("{}")
         tasks.append(GradingTask(tmp_path, "a", student, folder, secrets.token_hex(16)))
-    accepted = []
     logs = tmp_path / "logs"
     logs.mkdir()
-    pool.run_tasks(tasks, 2, logs, lambda task, result: accepted.append((task.student, result.messages)),
-                   lambda assignment: AssignmentBundle(assignment, {}), env={"PYTHONPATH": str(TESTS)})
+    with pool.PoolEngine(2, logs, env={"PYTHONPATH": str(TESTS)}) as engine:
+        accepted = [(task.student, result.messages)
+                    for task, result in engine.grade((t.packed() for t in tasks), {"a": AssignmentBundle("a", {})})]
     assert sorted(accepted) == [(s, (f"genuine {s}",)) for s in ("ada", "bo", "cy", "dee", "eve")]
     said = b"".join(path.read_bytes() for path in logs.glob("worker-*.log"))
     # per task: no JSON, another student's field, a file outside, an absolute file, a text score (refused as results)

@@ -20,7 +20,7 @@ import dplib
 from dpgrader import sandbox
 from dpgrader.course import REPO_ROOT
 from dpgrader.limits import GradingLimits
-from dpgrader.outcomes import Status, take_notes
+from dpgrader.outcomes import Status, TaskNotes
 from dpgrader.preprocessors import scrub, secret_lines
 
 PROBES = {
@@ -54,17 +54,18 @@ def probed(tmp_path_factory):
                                                    package=package))
              for code in PROBES.values()]
     notebook = nbformat.v4.new_notebook(cells=cells)
-    take_notes()
+    notes = TaskNotes()
 
     class Limited(sandbox.SandboxedKernelManager):
         def __init__(self, **kwargs):
             super().__init__(**kwargs)
             self.limits = GradingLimits(file_bytes=2**20, processes=25)
 
-    NotebookClient(notebook, timeout=60, kernel_manager_class=Limited,
-                   resources={"metadata": {"path": str(work)}}).execute()
+    with notes.collecting():
+        NotebookClient(notebook, timeout=60, kernel_manager_class=Limited,
+                       resources={"metadata": {"path": str(work)}}).execute()
     said = {name: "".join(o.get("text", "") for o in cell.outputs) for name, cell in zip(PROBES, notebook.cells)}
-    return said, take_notes(), work
+    return said, notes.notes, work
 
 
 @pytest.mark.pipeline
@@ -152,12 +153,12 @@ def test_a_kernel_past_its_cpu_seconds_is_stopped_and_noted(tmp_path):
             self.limits = GradingLimits(cpu_seconds=3)
 
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("while True:\n    pass")])
-    take_notes()
+    notes = TaskNotes()
     client = NotebookClient(notebook, timeout=60, kernel_manager_class=ThreeSeconds,
                             resources={"metadata": {"path": str(tmp_path)}})
-    with pytest.raises(Exception, match="Kernel died"):
+    with notes.collecting(), pytest.raises(Exception, match="Kernel died"):
         client.execute()
-    assert [status for status, _ in take_notes()] == [Status.CPU_LIMIT]
+    assert [status for status, _ in notes.notes] == [Status.CPU_LIMIT]
 
 
 def test_kernel_packages_are_resolved_by_the_kernels_python_where_it_imports_them(tmp_path):
