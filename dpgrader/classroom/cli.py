@@ -7,6 +7,7 @@ package :mod:`dpgrader.classroom`).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from dpgrader.classroom.lms import LMS, MOODLE_IDENTIFIERS, ROSTER_FIELDS, expor
 from dpgrader.classroom.mistakes import summarize_mistakes
 from dpgrader.classroom.mistakes_page import write_mistakes
 from dpgrader.grading.preflight import PreflightFailed
-from dpgrader.course import Course
+from dpgrader.course import Course, nbgrader_env
 from dpgrader.exchange import collect_assignment
 from dpgrader.outcomes import UNGRADED
 from dpgrader.safe_output import terminal_text
@@ -37,6 +38,16 @@ def limit_override(text: str) -> tuple[str, float]:
         return parse_override(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def use_this_environment() -> None:
+    """Put this Python's ``bin/`` first on ``PATH``: nbgrader opens a gradebook by running ``alembic``.
+
+    ``.venv/bin/python -m dpgrader.classroom ...`` then works without activating the environment,
+    from any folder (one whose path holds a space too).
+    """
+    if os.environ.get("PATH", "").split(os.pathsep)[0] != str(Path(sys.executable).parent):
+        os.environ["PATH"] = nbgrader_env()["PATH"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     mistakes.add_argument("--folder", type=Path, default=None, help="where to write them (default: <course>/mistakes)")
     mistakes.add_argument("--no-names", action="store_true", help="leave out who failed each test (a page to share)")
     args = parser.parse_args(argv)
+    use_this_environment()
 
     if args.command == "collect":
         return run_collect(args)
