@@ -21,8 +21,8 @@ install: $(STAMP)
 $(STAMP): pyproject.toml scripts/jupyterlab_overrides.json
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is needed; set PYTHON=/path/to/python3.11")'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install $(PIP_FLAGS) --upgrade pip
-	$(BIN)/python -m pip install $(PIP_FLAGS) -e '.[test]'
+	"$(BIN)/python" -m pip install $(PIP_FLAGS) --upgrade pip
+	"$(BIN)/python" -m pip install $(PIP_FLAGS) -e '.[test]'
 	# Lab defaults for the course: Markdown opens rendered, no news prompt.
 	mkdir -p $(VENV)/share/jupyter/lab/settings
 	cp scripts/jupyterlab_overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
@@ -30,26 +30,26 @@ $(STAMP): pyproject.toml scripts/jupyterlab_overrides.json
 
 # JupyterLab refuses to start as root without --allow-root (containers, CI machines).
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(if $(filter 0,$(shell id -u)),--allow-root) course/syllabus.md
+	"$(BIN)/jupyter" lab --ServerApp.root_dir="$(CURDIR)" $(if $(filter 0,$(shell id -u)),--allow-root) course/syllabus.md
 
 test: $(STAMP) $(HUB_STAMP)
-	$(BIN)/python -m pytest -n auto --dist loadgroup --durations=25
+	"$(BIN)/python" -m pytest -n auto --dist loadgroup --durations=25
 
 # Everything but the slow nbgrader pipeline, browser and lecture-kernel tests.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -n auto --dist loadgroup -m "not pipeline and not browser and not lecture"
+	"$(BIN)/python" -m pytest -n auto --dist loadgroup -m "not pipeline and not browser and not lecture"
 
 # Regenerate release/ from source/ (commit the result).
 release: $(STAMP)
-	$(BIN)/python -m dpgrader.release
+	"$(BIN)/python" -m dpgrader.release
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_mechanisms.py
+	"$(BIN)/python" benchmarks/bench_mechanisms.py
 
 # A class of 30 made-up students hands in every released assignment: grade it all into demo/
 # (demo/grades.csv, demo/feedback/, demo/grade_distribution.png, a summary on the terminal).
 demo: $(STAMP)
-	$(BIN)/python -m dpgrader.simulation demo
+	"$(BIN)/python" -m dpgrader.simulation demo
 
 clean-venv:
 	rm -rf $(VENV)
@@ -60,21 +60,21 @@ hub-install: $(HUB_STAMP)
 $(HUB_STAMP): pyproject.toml scripts/jupyterlab_overrides.json deploy/jupyterhub/package-lock.json
 	# the proxy from npm, as pinned (without npm, jupyterhub_config.py falls back to the PyPI one)
 	if command -v npm >/dev/null; then npm ci --prefix deploy/jupyterhub --no-audit --no-fund --loglevel=error; fi
-	$(HUB_PYTHON) -m venv $(HUB_VENV)
-	$(HUB_VENV)/bin/python -m pip install $(PIP_FLAGS) --upgrade pip
-	$(HUB_VENV)/bin/python -m pip install $(PIP_FLAGS) -e '.[hub]'
-	mkdir -p $(HUB_VENV)/share/jupyter/lab/settings
-	cp scripts/jupyterlab_overrides.json $(HUB_VENV)/share/jupyter/lab/settings/overrides.json
+	$(HUB_PYTHON) -m venv "$(HUB_VENV)"
+	"$(HUB_VENV)/bin/python" -m pip install $(PIP_FLAGS) --upgrade pip
+	"$(HUB_VENV)/bin/python" -m pip install $(PIP_FLAGS) -e '.[hub]'
+	mkdir -p "$(HUB_VENV)/share/jupyter/lab/settings"
+	cp scripts/jupyterlab_overrides.json "$(HUB_VENV)/share/jupyter/lab/settings/overrides.json"
 	touch $(HUB_STAMP)
 
 # Try the hub: one instructor and two made-up students (needs root: it creates system users);
 # prints the URL and the logins. `make hub-down` removes those users again.
 hub: $(STAMP) $(HUB_STAMP)
-	$(BIN)/python deploy/jupyterhub/local_hub.py up
+	"$(BIN)/python" deploy/jupyterhub/local_hub.py up
 
 hub-down: $(STAMP)
-	$(BIN)/python deploy/jupyterhub/local_hub.py down
+	"$(BIN)/python" deploy/jupyterhub/local_hub.py down
 
 # A repository for students: release/, course/, dplib and its install files, never source/.
 student-repo: $(STAMP)
-	$(BIN)/python scripts/make_student_repo.py build/student-repo
+	"$(BIN)/python" scripts/make_student_repo.py build/student-repo

@@ -117,8 +117,8 @@ def csv_row(row: Mapping[str, object]) -> dict[str, object]:
 
 
 def write_csv(path: Path, fieldnames: list[str], rows: Iterable[Mapping[str, object]]) -> Path:
-    """Write ``rows`` to the CSV file ``path`` (a header first), every field through :func:`csv_field`."""
-    with open(path, "w", newline="") as handle:
+    """Write ``rows`` to the CSV file ``path`` (UTF-8, a header first), every field through :func:`csv_field`."""
+    with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=fieldnames)
         writer.writeheader()
         writer.writerows(csv_row(row) for row in rows)

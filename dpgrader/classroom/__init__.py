@@ -5,6 +5,7 @@ Instructor commands, run in the course folder (the one holding ``nbgrader_config
     python -m dpgrader.classroom collect A  # the exchange's submissions of A, checked (dpgrader.exchange)
     python -m dpgrader.classroom grade      # autograde every submission, feedback, grades.csv
     python -m dpgrader.classroom export     # grades.csv again (e.g. after manual grading)
+    python -m dpgrader.classroom export --to canvas|moodle [--roster FILE]  # the LMS's import file (.lms)
     python -m dpgrader.classroom feedback   # regenerate feedback (e.g. after manual grading)
     python -m dpgrader.classroom mistakes   # what the class got wrong (also written after grade)
 

@@ -7,6 +7,7 @@ package :mod:`dpgrader.classroom`).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -14,10 +15,11 @@ from dpgrader.grading.cluster import ClusterLost, security
 from dpgrader.grading.export import export_grades, regenerate_feedback, summarize
 from dpgrader.limits import describe, parse_override
 from dpgrader.grading.run import run_grading
+from dpgrader.classroom.lms import LMS, MOODLE_IDENTIFIERS, ROSTER_FIELDS, export_lms, read_roster
 from dpgrader.classroom.mistakes import summarize_mistakes
 from dpgrader.classroom.mistakes_page import write_mistakes
 from dpgrader.grading.preflight import PreflightFailed
-from dpgrader.course import Course
+from dpgrader.course import Course, nbgrader_env
 from dpgrader.exchange import collect_assignment
 from dpgrader.outcomes import UNGRADED
 from dpgrader.safe_output import terminal_text
@@ -36,6 +38,16 @@ def limit_override(text: str) -> tuple[str, float]:
         return parse_override(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def use_this_environment() -> None:
+    """Put this Python's ``bin/`` first on ``PATH``: nbgrader opens a gradebook by running ``alembic``.
+
+    ``.venv/bin/python -m dpgrader.classroom ...`` then works without activating the environment,
+    from any folder (one whose path holds a space too).
+    """
+    if os.environ.get("PATH", "").split(os.pathsep)[0] != str(Path(sys.executable).parent):
+        os.environ["PATH"] = nbgrader_env()["PATH"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,8 +87,18 @@ def main(argv: list[str] | None = None) -> int:
                        help="grade only the submissions without an outcome yet (after a run that stopped midway)")
     grade.add_argument("--no-sandbox", action="store_true",
                        help="grade without the bubblewrap sandbox (unsafe; marked sandboxed=False in grades.csv)")
-    export = commands.add_parser("export", help="write grades.csv from the gradebook")
-    export.add_argument("--csv", type=Path, default=None, help="grades CSV (default: <course>/grades.csv)")
+    export = commands.add_parser("export", help="write grades.csv from the gradebook, or the import file of Canvas or "
+                                                "Moodle (exits 1 if a student could not be written: see <file>_missing.csv)")
+    export.add_argument("--csv", type=Path, default=None,
+                        help="the file to write (default: <course>/grades.csv, or grades_<lms>.csv with --to)")
+    export.add_argument("--to", choices=LMS, default=None,
+                        help="the gradebook import file of this LMS instead of grades.csv (see dpgrader.classroom.lms)")
+    export.add_argument("--roster", type=Path, default=None,
+                        help="who each student is in the LMS: a CSV with the columns " + ", ".join(ROSTER_FIELDS)
+                             + " (only student_id required; default: the gradebook's names, lms_user_id and e-mails)")
+    export.add_argument("--moodle-id", choices=list(MOODLE_IDENTIFIERS), default="email",
+                        help="Moodle's identifier column (default: email; idnumber = the roster's sis_user_id, "
+                             "username = its sis_login_id); map it to the same user field at import")
     feedback = commands.add_parser("feedback", help="regenerate feedback for every autograded submission")
     feedback.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
     mistakes = commands.add_parser("mistakes", help="what the class got wrong: a page and a CSV per graded assignment")
@@ -84,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     mistakes.add_argument("--folder", type=Path, default=None, help="where to write them (default: <course>/mistakes)")
     mistakes.add_argument("--no-names", action="store_true", help="leave out who failed each test (a page to share)")
     args = parser.parse_args(argv)
+    use_this_environment()
 
     if args.command == "collect":
         return run_collect(args)
@@ -118,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
                 "see the messages above and autograded/grading_logs/", file=sys.stderr)
             return 1
         return reported
+    elif args.command == "export" and (args.to or args.roster):
+        return run_lms_export(args)
     elif args.command == "export":
         path = args.csv or args.course / "grades.csv"
         say(summarize(export_grades(args.course, path)))
@@ -153,6 +178,27 @@ def run_collect(args: argparse.Namespace) -> int:
         return 1
     if not report.collected and not report.kept:
         say(f"no submission of {args.assignment} to collect")
+    return 0
+
+
+def run_lms_export(args: argparse.Namespace) -> int:
+    """``export --to canvas|moodle``: write the LMS's import file; list the students it could not hold; 1 if any."""
+    if not args.to:
+        say("error: --roster is for --to canvas or --to moodle", file=sys.stderr)
+        return 2
+    try:
+        roster = read_roster(args.roster) if args.roster else None
+        export = export_lms(args.course, args.to, args.csv, roster, moodle_id=args.moodle_id)
+    except (OSError, ValueError) as error:
+        say(f"error: {error}", file=sys.stderr)
+        return 2
+    say(export.summary())
+    for student, reason in export.missing.items():
+        say(f"MISSING {student}: {reason}", file=sys.stderr)
+    if export.missing:
+        say(f"error: {len(export.missing)} student(s) are not in {export.path}: their grades are in "
+            f"{export.missing_path}; add them to the roster and export again", file=sys.stderr)
+        return 1
     return 0
 
 

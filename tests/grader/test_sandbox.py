@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -169,7 +170,7 @@ def test_kernel_packages_are_resolved_by_the_kernels_python_where_it_imports_the
         (elsewhere / package / "__init__.py").write_text("")
     (elsewhere / "dpgrader" / "__init__.py").write_text("")
     python = tmp_path / "python"
-    python.write_text(f"#!/bin/sh\nPYTHONPATH={elsewhere} exec {sys.executable} \"$@\"\n")
+    python.write_text(f"#!/bin/sh\nPYTHONPATH={shlex.quote(str(elsewhere))} exec {shlex.quote(sys.executable)} \"$@\"\n")
     python.chmod(0o755)
     found = sandbox.kernel_packages(str(python))
     assert found["dplib"] == elsewhere / "dplib" and found["dpgrader.guard"] == elsewhere / "dpgrader" / "guard"

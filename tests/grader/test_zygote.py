@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import shlex
 import subprocess
 import sys
 
@@ -118,7 +119,7 @@ def test_without_a_zygote_the_kernel_starts_from_scratch_in_the_sandbox(tmp_path
 def test_a_zygote_that_does_not_get_ready_is_unavailable(tmp_path):
     python = tmp_path / "bin" / "python"  # the real Python, except that the zygote fails at once
     python.parent.mkdir()
-    python.write_text(f'#!/bin/sh\ncase "$*" in *dpgrader.guard.forkserver*) exit 3;; esac\nexec {sys.executable} "$@"\n')
+    python.write_text(f'#!/bin/sh\ncase "$*" in *dpgrader.guard.forkserver*) exit 3;; esac\nexec {shlex.quote(sys.executable)} "$@"\n')
     python.chmod(0o755)
     broken = Zygote(str(python))
     with pytest.raises(ZygoteUnavailable, match="did not get ready"):
