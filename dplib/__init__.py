@@ -59,7 +59,8 @@ The others: ``datasets``, ``laplace``, ``randomized_response``, ``kary_randomize
 ``gaussian``, ``approximate_composition``, ``learning``, ``logistic_regression``, ``private_learning``,
 ``dp_gd_accounting``, ``subsampling``, ``auditing``, ``audit_bounds``, ``vendors``, ``floating_point``,
 ``discrete_laplace``, ``numpy_geometric``, ``reconstruction``, ``marginals``, ``synthetic``, ``synthetic_evaluation``,
-``multiplicative_weights``;
+``multiplicative_weights``, ``figures`` (the palette and the text alternative of figures: ``describe``,
+``alt_text``);
 the grading platform is a package of its own, `dpgrader`, which no notebook imports.
 """
 
@@ -120,6 +121,7 @@ from dplib.exponential import (
     score_sensitivity_of_proportion,
 )
 from dplib.fairness import group_outcome_probabilities
+from dplib.figures import alt_text, describe, show_alt_text
 from dplib.floating_point import can_produce, textbook_laplace, textbook_laplace_output
 from dplib.gaussian import (
     analytic_gaussian_sigma,
@@ -177,6 +179,8 @@ from dplib.synthetic_evaluation import classifier_accuracy, synthetic_utility
 from dplib.vendors import Vendor, vendor_mechanisms
 
 __version__ = "0.1.0"
+
+show_alt_text()  # in a kernel: every matplotlib figure shown carries its text alternative (dplib.figures)
 
 #: Submodules loaded on first attribute access (``dplib.widgets``), to keep ``import dplib`` fast.
 _LAZY_MODULES = ("plotting", "widgets", "testing")
