@@ -71,17 +71,14 @@ def _axes_text(ax) -> str:
     if described:
         sentence = described[1]
     else:
-        parts = []
-        if _clean(ax.get_xlabel()):
-            parts.append(f"x axis: {_clean(ax.get_xlabel())}")
-        if _clean(ax.get_ylabel()):
-            parts.append(f"y axis: {_clean(ax.get_ylabel())}")
+        x, y = _clean(ax.get_xlabel()), _clean(ax.get_ylabel())
+        plot = f"A plot of {y} against {x}" if x and y else f"A plot of {y}" if y else f"A plot against {x}" if x else ""
         legend = ax.get_legend()
-        if legend is not None:
-            entries = [_clean(t.get_text()) for t in legend.get_texts() if _clean(t.get_text())]
-            if entries:
-                parts.append("legend: " + ", ".join(entries))
-        sentence = "; ".join(parts) + "." if parts else ""
+        entries = [_clean(t.get_text()) for t in legend.get_texts()] if legend is not None else []
+        entries = [e for e in entries if e]
+        if entries:
+            plot = (plot or "A plot") + "; legend: " + ", ".join(entries)
+        sentence = plot + "." if plot else ""
     title = title if not title or title.endswith((".", "?", "!")) else title + "."
     return " ".join(part for part in (title, sentence) if part)
 
@@ -89,8 +86,8 @@ def _axes_text(ax) -> str:
 def alt_text(figure) -> str:
     """The text alternative of a matplotlib figure: each axes' title and description, in order.
 
-    Axes described with :func:`describe` give their sentence; the others their title, axis labels and
-    legend entries. A figure with nothing in words is "A figure with no text."
+    Axes described with :func:`describe` give their sentence; the others their title, then "A plot of <y
+    label> against <x label>" and their legend entries. A figure with nothing in words is "A figure with no text."
 
     Examples
     --------
@@ -99,18 +96,13 @@ def alt_text(figure) -> str:
     >>> ax = figure.add_subplot()
     >>> _ = ax.plot([1, 2], label="noisy"), ax.set_xlabel("epsilon"), ax.legend()
     >>> alt_text(figure)
-    'Figure: x axis: epsilon; legend: noisy.'
+    'A plot against epsilon; legend: noisy.'
     """
-    axes = [ax for ax in figure.axes if ax.get_visible()]
-    texts = [text for text in map(_axes_text, axes) if text]
+    texts = [text for text in (_axes_text(ax) for ax in figure.axes if ax.get_visible()) if text]
     suptitle = getattr(figure, "_suptitle", None)
     if suptitle is not None and _clean(suptitle.get_text()):
         texts.insert(0, _clean(suptitle.get_text()).rstrip(".") + ".")
-    if not texts:
-        return "A figure with no text."
-    titled = (suptitle is not None and _clean(suptitle.get_text())) or any(
-        getattr(ax, _KEY, None) or _clean(ax.get_title()) for ax in axes)
-    return " ".join(texts) if titled else "Figure: " + " ".join(texts)
+    return " ".join(texts) if texts else "A figure with no text."
 
 
 def _alt_metadata(figure, include=None, exclude=None):

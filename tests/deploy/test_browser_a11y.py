@@ -183,3 +183,27 @@ def test_page_has_no_serious_or_critical_axe_violation(name, request, browser):
                 f"{v['id']}:{v['impact']}:{len(v['nodes'])}" for v in violations]}) + "\n")
     blocking = [v for v in violations if v["impact"] in BLOCKING]
     assert not blocking, f"{name}: axe-core finds serious or critical violations:\n{describe(blocking)}"
+
+
+NBCONVERT_PLACEHOLDER = "No description has been provided for this image"
+
+
+@pytest.mark.parametrize("name", ["feedback-failed", "formgrader", "nbconvert-executed"])
+def test_figures_say_what_they_show_and_math_is_mathml(name, request, browser):
+    """Each figure of the graded notebook has its text alternative (dplib.figures) as ``alt``; math is MathML."""
+    url = request.getfixturevalue("formgrader_page") if name == "formgrader" else request.getfixturevalue("pages")[name]
+    page = browser.new_page()
+    try:
+        page.goto(url, wait_until="networkidle")
+        alts = page.eval_on_selector_all("#notebook img, .jp-Notebook img", "els => els.map(e => e.alt)")
+        maths = page.locator("math").count()
+        text = page.inner_text("body")
+    finally:
+        page.close()
+    assert len(alts) >= 4, f"{name}: the reference of {ASSIGNMENT} draws 4 figures, the page shows {len(alts)}"
+    assert all(alt and alt != NBCONVERT_PLACEHOLDER and len(alt) > 20 for alt in alts), alts
+    assert any(alt.startswith("Noisy answers on two neighbouring datasets. Overlaid density histograms") for alt in alts)
+    if name != "formgrader":  # formgrader typesets with its own MathJax
+        assert maths > 20, f"{name}: {maths} MathML formulas"
+    if name == "feedback-failed":
+        assert "Score: 0.0 /" in text, "the feedback page must show a failed test"
