@@ -31,6 +31,7 @@ from cycler import cycler
 from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from traitlets import Unicode
 
 from dplib.figures import PALETTE, alt_text
 
@@ -103,6 +104,16 @@ def nice_ceiling(value: float, steps=LIMIT_STEPS) -> float:
     return 10.0 * power  # pragma: no cover - the loop always returns
 
 
+class DescribedImage(widgets.Image):
+    """An ``Image`` whose ``tooltip`` is its ``title``, the name a screen reader reads.
+
+    ipywidgets 8's view sets the title only when the model's ``description`` is empty, and an ``Image``
+    has none: the view fails. This one has an empty ``description``.
+    """
+
+    description = Unicode("").tag(sync=True)
+
+
 class Explorer:
     """Shared wiring: controls in a row, the figure as a PNG ``Image`` below, a readout under it.
 
@@ -125,7 +136,7 @@ class Explorer:
         FigureCanvasAgg(self.figure)
         self.animated: list = []
         self._backgrounds: dict = {}
-        self.image = widgets.Image(format="png", layout={"width": f"{int(self.figsize[0] * DPI)}px"})
+        self.image = DescribedImage(format="png", layout={"width": f"{int(self.figsize[0] * DPI)}px"})
         self.readout = widgets.HTML()
         self.view = self._compute()
         with rc_context(PALETTE_RC):

@@ -4,8 +4,8 @@ One JupyterLab (the course's lab settings, as ``test_browser.py`` starts it) run
 explorer of ``course/`` once, built as its lecture builds it. Headless Chromium then, per explorer, and by
 pressing keys only:
 
-- Tab from the explorer's first control reaches every control of it, in order (a slider's handle, a text box,
-  a drop-down), each one focused in turn;
+- Tab from the explorer's first control reaches every control of it, in order (a slider's handle and its editable
+  value, a text box, a drop-down), each one focused in turn;
 - on a focused slider, ArrowRight moves it: the explorer redraws (a new picture) and its readout changes;
 - axe-core, run on the explorer's output alone, finds no control without a name and no picture without a text
   alternative (rules ``aria-input-field-name``, ``label``, ``select-name``, ``image-alt`` and every other serious
@@ -43,7 +43,7 @@ EXPLORERS = {
     "SyntheticDataExplorer": 'SyntheticDataExplorer(epsilon=1.0, measured="tree", pair=("education", "income"))',
     "AuditExplorer": 'AuditExplorer(vendor="B", runs=2_000)',
 }
-CONTROLS = ".widget-slider .noUi-handle, .widget-text input, .widget-dropdown select"
+CONTROLS = ".widget-slider .noUi-handle, .widget-slider .widget-readout, .widget-text input, .widget-dropdown select"
 
 
 def test_every_explorer_of_the_course_is_checked():
