@@ -18,7 +18,16 @@ PIP_FLAGS := --quiet --disable-pip-version-check
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml scripts/jupyterlab_overrides.json
+# The course's HTML export (`jupyter nbconvert --to html`): the dp_course template (WCAG 2.1 AA: figures' alt
+# text, contrast, underlined links), chosen by the environment's nbconvert config (course/nbconvert/).
+NBCONVERT_FILES := course/nbconvert/jupyter_nbconvert_config.json course/nbconvert/dp_course/conf.json course/nbconvert/dp_course/index.html.j2
+define install_nbconvert
+	mkdir -p "$(1)/etc/jupyter" "$(1)/share/jupyter/nbconvert/templates/dp_course"
+	cp course/nbconvert/jupyter_nbconvert_config.json "$(1)/etc/jupyter/"
+	cp course/nbconvert/dp_course/conf.json course/nbconvert/dp_course/index.html.j2 "$(1)/share/jupyter/nbconvert/templates/dp_course/"
+endef
+
+$(STAMP): pyproject.toml scripts/jupyterlab_overrides.json $(NBCONVERT_FILES)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is needed; set PYTHON=/path/to/python3.11")'
 	$(PYTHON) -m venv $(VENV)
 	"$(BIN)/python" -m pip install $(PIP_FLAGS) --upgrade pip
@@ -26,6 +35,7 @@ $(STAMP): pyproject.toml scripts/jupyterlab_overrides.json
 	# Lab defaults for the course: Markdown opens rendered, no news prompt.
 	mkdir -p $(VENV)/share/jupyter/lab/settings
 	cp scripts/jupyterlab_overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	$(call install_nbconvert,$(VENV))
 	touch $(STAMP)
 
 # JupyterLab refuses to start as root without --allow-root (containers, CI machines).
@@ -57,7 +67,7 @@ clean-venv:
 
 hub-install: $(HUB_STAMP)
 
-$(HUB_STAMP): pyproject.toml scripts/jupyterlab_overrides.json deploy/jupyterhub/package-lock.json
+$(HUB_STAMP): pyproject.toml scripts/jupyterlab_overrides.json deploy/jupyterhub/package-lock.json $(NBCONVERT_FILES)
 	# the proxy from npm, as pinned (without npm, jupyterhub_config.py falls back to the PyPI one)
 	if command -v npm >/dev/null; then npm ci --prefix deploy/jupyterhub --no-audit --no-fund --loglevel=error; fi
 	$(HUB_PYTHON) -m venv "$(HUB_VENV)"
@@ -65,6 +75,7 @@ $(HUB_STAMP): pyproject.toml scripts/jupyterlab_overrides.json deploy/jupyterhub
 	"$(HUB_VENV)/bin/python" -m pip install $(PIP_FLAGS) -e '.[hub]'
 	mkdir -p "$(HUB_VENV)/share/jupyter/lab/settings"
 	cp scripts/jupyterlab_overrides.json "$(HUB_VENV)/share/jupyter/lab/settings/overrides.json"
+	$(call install_nbconvert,$(HUB_VENV))
 	touch $(HUB_STAMP)
 
 # Try the hub: one instructor and two made-up students (needs root: it creates system users);

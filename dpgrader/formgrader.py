@@ -16,6 +16,8 @@ link anyone can send an instructor) or in the gradebook is markup in the instruc
 - nbgrader's JavaScript inserts names with ``.text()`` but in one place: a missing notebook's name
   (``manage_students_notebook_submissions.js``). That file, and ``manage_students.js`` (whose "add
   student" form now says why an id is refused), are served from ``dpgrader/templates/formgrader_js/``;
+- the page of a submission renders with ``templates/formgrade_a11y/formgrade/``, nbgrader's template changed for
+  WCAG 2.1 AA (issue 39: the page's language, a label on every score and comment field, contrast, underlined links);
 - a student id outside :data:`dpgrader.ids.STUDENT_ID` is refused by ``Gradebook.add_student``, which
   every way into the gradebook goes through (``nbgrader autograde``, ``nbgrader db student add`` and
   ``import``, formgrader's "add student"), and by formgrader's student API with a 400 and a message.
@@ -42,6 +44,8 @@ from dpgrader.ids import require_student_id
 #: nbgrader's JavaScript files that formgrader gets from here instead, changed as each file's first lines say.
 JS_DIR = Path(__file__).resolve().parent / "templates" / "formgrader_js"
 PATCHED_JS = ("manage_students.js", "manage_students_notebook_submissions.js")
+#: Where formgrader's page of a submission finds its template (``formgrade/``) before nbgrader's own.
+FORMGRADE_TEMPLATES = Path(__file__).resolve().parent / "templates" / "formgrade_a11y"
 #: The names the page of a submission shows, put into nbconvert's resources by formgrader's SubmissionHandler.
 NAMES = ("student", "first_name", "last_name", "assignment_id", "notebook_id", "notebook_path", "filename")
 FORMGRADER = "nbgrader.server_extensions.formgrader"
@@ -117,7 +121,11 @@ def secure_formgrader() -> None:
             init_tornado_settings(self, webapp)
             settings = webapp.settings
             settings["nbgrader_jinja2_env"] = escaping_environment(settings["nbgrader_jinja2_env"])
-            settings["nbgrader_exporter"].register_preprocessor(EscapeNames(), enabled=True)
+            exporter = settings["nbgrader_exporter"]  # its template paths are fixed when it is made: make it again
+            exporter = type(exporter)(config=exporter.config,
+                                      extra_template_basedirs=[str(FORMGRADE_TEMPLATES), *exporter.extra_template_basedirs])
+            exporter.register_preprocessor(EscapeNames(), enabled=True)
+            settings["nbgrader_exporter"] = exporter
         return secured
 
     def wrap_handlers(init_handlers):

@@ -60,7 +60,8 @@ Subpackages, by the course's map; each re-exports the public names of its module
 
 The tools, modules of their own: ``dplib.datasets``, ``dplib.images`` and, loaded on first use so
 ``import dplib`` does not pay for matplotlib and ipywidgets, ``dplib.plotting`` (plot helpers),
-``dplib.widgets`` (the lecture explorers) and ``dplib.testing`` (the checks of autograder test cells:
+``dplib.figures`` (the colour-blind-safe palette and the text alternative of every figure: ``describe``,
+``alt_text``), ``dplib.widgets`` (the lecture explorers) and ``dplib.testing`` (the checks of autograder test cells:
 ``check_*``, ``testing.disabled``, ``testing.quiet``).
 
 Every module keeps the flat name it had in earlier terms (:data:`FORMER_NAMES`): a notebook that writes
@@ -128,6 +129,7 @@ from dplib.mechanisms.exponential import (
     score_sensitivity_of_proportion,
 )
 from dplib.mechanisms.fairness import group_outcome_probabilities
+from dplib.figures import alt_text, describe, show_alt_text
 from dplib.attacks.floating_point import can_produce, textbook_laplace, textbook_laplace_output
 from dplib.mechanisms.gaussian import (
     analytic_gaussian_sigma,
@@ -223,6 +225,8 @@ for _former, _module in FORMER_NAMES.items():
 del _former, _module
 
 __version__ = "0.1.0"
+
+show_alt_text()  # in a kernel: every matplotlib figure shown carries its text alternative (dplib.figures)
 
 #: Submodules loaded on first attribute access (``dplib.widgets``), to keep ``import dplib`` fast.
 _LAZY_MODULES = ("plotting", "widgets", "testing")

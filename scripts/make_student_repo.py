@@ -34,6 +34,9 @@ python3 -m venv .venv && .venv/bin/pip install -e .   # or: conda env create -f 
 
 On the course's JupyterHub all of this is installed already.
 
+To export a notebook to HTML that a screen reader can read (figures with their descriptions, readable contrast):
+`jupyter nbconvert --to html --template dp_course --TemplateExporter.extra_template_basedirs=course/nbconvert <notebook>`.
+
 ## Work on an assignment
 
 Open `release/<assignment>/<assignment>.ipynb`, fill in every `YOUR CODE HERE` / `YOUR ANSWER HERE`,

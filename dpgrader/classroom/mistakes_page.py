@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from dplib.figures import PALETTE, alt_text, describe
+
 from dpgrader.classroom.mistakes import ClassMistakes, Mistake, class_mistakes, graded_assignments
 from dpgrader.course import Course, notebooks_of
 from dpgrader.preprocessors.mathml import text_to_html
@@ -44,24 +46,29 @@ def plot_failure_rates(mistakes: tuple[Mistake, ...], ax):
     shown = [m for m in mistakes if m.ran]
     positions = np.arange(len(shown))[::-1]
     shares = [100 * m.share for m in shown]
-    ax.barh(positions, shares, color="tab:red", alpha=0.8)
+    ax.barh(positions, shares, color=PALETTE[3])
     for y, mistake, share in zip(positions, shown, shares):
         ax.text(share + 1, y, f"{len(mistake.failed)}/{len(mistake.ran)}", va="center", fontsize=8)
     ax.set_yticks(positions, [m.grade_id for m in shown], fontsize=8)
     ax.set_xlim(0, 110)
     ax.set_xlabel("submissions that failed the test (% of those that ran)")
     ax.set_title("failure rate per test")
-    return ax
+    return describe(ax, "failure rate per test", f"Horizontal bars for {len(shown)} tests, most failed on top: the share "
+                    "of the submissions that ran each test and failed it, " + ", ".join(
+                        f"{m.grade_id} {share:.0f}%" for m, share in zip(shown, shares)) + ".")
 
 
 def plot_grade_distribution(percents: Mapping[str, float], ax):
     """Histogram of the submissions' grades (percent of the points graded so far)."""
-    ax.hist(list(percents.values()), bins=np.linspace(0, 100, 11), color="tab:blue", edgecolor="white")
+    ax.hist(list(percents.values()), bins=np.linspace(0, 100, 11), color=PALETTE[0], edgecolor="white")
     ax.set_xlim(0, 100)
     ax.set_xlabel("grade (% of the points graded so far: pending answers left out)")
     ax.set_ylabel("submissions")
     ax.set_title(f"grade distribution ({len(percents)} graded)")
-    return ax
+    grades = np.asarray(list(percents.values()), dtype=float)
+    median = f", median {np.median(grades):.0f}%" if grades.size else ""
+    return describe(ax, "grade distribution", f"A histogram of the grades of {grades.size} submissions in steps of "
+                    f"10% of the points graded so far{median}.")
 
 
 def label_shares(report: ClassMistakes, labels: Mapping[str, str]) -> tuple[list[str], np.ndarray, list[int]]:
@@ -96,11 +103,12 @@ def plot_label_shares(report: ClassMistakes, labels: Mapping[str, str], ax):
     ax.set_xticks(range(len(tests)), tests, rotation=40, ha="right", fontsize=8)
     ax.set_yticks(range(len(names)), [f"{n} ({c})" for n, c in zip(names, counts)], fontsize=8)
     ax.set_title("% of each group's submissions that failed each test")
-    return ax
+    return describe(ax, "failures per group", f"A grid of {len(names)} groups by {len(tests)} tests; each square gives, as "
+                    "a number and a shade of red, the percentage of the group's submissions that failed the test.")
 
 
 def figure_png(draw, size: tuple[float, float]) -> str:
-    """A figure drawn by ``draw(ax)`` as a base64 PNG (matplotlib's Agg backend)."""
+    """A figure drawn by ``draw(ax)`` as an ``<img>``: a base64 PNG (matplotlib's Agg backend) and its alt text."""
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=size)
@@ -108,7 +116,8 @@ def figure_png(draw, size: tuple[float, float]) -> str:
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+    png = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return f'<img alt="{html.escape(alt_text(figure))}" src="data:image/png;base64,{png}">'
 
 
 # --- the page and the CSV --------------------------------------------------------------------------------
@@ -183,7 +192,7 @@ def mistakes_html(report: ClassMistakes, labels: Mapping[str, str] | None = None
     if labels and tests and any(s in labels for s in report.ran):
         rows = len(label_shares(report, labels)[0])
         grid = figure_png(lambda ax: plot_label_shares(report, labels, ax), (max(6.5, 1.6 + 0.62 * len(tests)), 1.8 + 0.3 * rows))
-    images = "".join(f'<img alt="figure {i + 1}" src="data:image/png;base64,{png}">' for i, png in enumerate(figures))
+    images = "".join(figures)
     rows = "".join(_mistake_row(rank, m, labels, names) for rank, m in enumerate(report.mistakes, start=1))
     written = "".join(
         f"<tr><td><code>{html.escape(w.grade_id)}</code><br><small>{w.points:g} points</small></td>"
@@ -192,26 +201,26 @@ def mistakes_html(report: ClassMistakes, labels: Mapping[str, str] | None = None
         for w in report.written
     )
     return (
-        f"<!DOCTYPE html><html><head><meta charset=utf-8>{CONTENT_SECURITY_POLICY}"
+        f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8>{CONTENT_SECURITY_POLICY}"
         f"<title>What the class got wrong: {assignment}</title><style>"
         "body{font-family:sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse;width:100%}"
         "td,th{border-bottom:1px solid #ddd;padding:.4em;vertical-align:top;text-align:left}"
         ".num{text-align:right;white-space:nowrap}.hints{margin:.3em 0 0;color:#555;font-size:85%}"
-        ".label{color:#777}.figures img{max-width:49%;vertical-align:top}.grid img{max-width:100%}"
+        ".label{color:#595959}.figures img{max-width:49%;vertical-align:top}.grid img{max-width:100%}"
         "details.names summary{cursor:pointer;color:#06c}"
-        f"</style></head><body><h1>What the class got wrong: {assignment}</h1>"
+        f"</style></head><body><main><h1>What the class got wrong: {assignment}</h1>"
         f"<p>{counted(len(report.ran), 'submission')} ran; {not_run}. A test is failed when the autograder gave it less "
         "than its points. Each line is the test's own docstring (what it checks: the mistake is not doing that), "
         f"with the hints students see; hidden tests are never shown.</p>{not_run_names if names else ''}"
         f"<div class=figures>{images}</div>"
-        + (f'<div class=grid><img alt="failures per group" src="data:image/png;base64,{grid}"></div>' if grid else "")
+        + (f"<div class=grid>{grid}</div>" if grid else "")
         + "<h2>Autograded tests, most failed first</h2>"
         "<table><tr><th>#</th><th>test</th><th class=num>failed</th><th style=width:45%>the mistake it targets</th>"
         f"<th>who</th></tr>{rows or '<tr><td colspan=5>No autograded test.</td></tr>'}</table>"
         + ("<h2>Written answers (graded by hand, not failures)</h2><table><tr><th>answer</th><th>question</th>"
            f"<th class=num>pending</th><th class=num>graded</th><th class=num>blank</th></tr>{written}</table>"
            if report.written else "")
-        + "</body></html>"
+        + "</main></body></html>"
     )
 
 

@@ -109,6 +109,8 @@ def install(import_lines: list[str] = (), keep_out: list[str] = (), preload: lis
         names.update({k: v for k, v in namespace.items() if k != "__builtins__" and k not in keep_out})
     _snapshot = Snapshot(shell.user_ns if shell is not None else {}, names)
     if shell is not None:
+        # dplib was imported before this shell existed (the zygote preloads it): figures' alt text now (issue 39)
+        sys.modules["dplib.figures"].show_alt_text(shell)
         _kernel_guard = KernelGuard(shell)
         _shell_guard = ShellGuard(shell)
         shell.events.register("pre_run_cell", _before_cell)

@@ -62,7 +62,7 @@ def report_html(assignment: str, matches: list[Match], threshold: float = THRESH
     short = ", ".join(html.escape(n) for n, s in sorted((sizes or {}).items()) if MIN_TOKENS <= s < REFERENCE_MIN_TOKENS)
     counts = ", ".join(f"{html.escape(g)} {n}" for g, n in per_exercise.items())
     return (
-        "<!DOCTYPE html><html><head><meta charset=utf-8>"
+        "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
         # no script runs and nothing loads: every text of a submission is escaped, this is the second layer
         "<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; style-src 'unsafe-inline'; "
         "base-uri 'none'; form-action 'none'\">"
@@ -70,7 +70,7 @@ def report_html(assignment: str, matches: list[Match], threshold: float = THRESH
         "body{font-family:sans-serif;margin:2em}pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:90%}"
         ".pair{display:grid;grid-template-columns:1fr 1fr;gap:1em}.score{color:#a00;font-weight:normal}"
         ".order{color:#555;font-weight:normal;font-size:80%}.warning{color:#a00}"
-        f"</style></head><body><h1>Similarity report: {html.escape(assignment)}</h1>"
+        f"</style></head><body><main><h1>Similarity report: {html.escape(assignment)}</h1>"
         + (f"<p class=warning>{len(unchecked)} submission cell(s) could not be compared: a person must compare "
            f"them.</p><ul>{''.join(unchecked)}</ul>" if unchecked else "")
         + f"<p>{len(rows)} pair(s) of solution cells with a similarity of at least {threshold:.2f} (winnowed "
@@ -83,7 +83,7 @@ def report_html(assignment: str, matches: list[Match], threshold: float = THRESH
         f"{' (' + counts + ')' if counts else ''}. Many of them point to a leaked solution key. Exercises whose "
         f"reference is too short for independent answers to differ{': ' + short if short else ''} are not "
         "counted.</p>" + copies
-        + "</body></html>"
+        + "</main></body></html>"
     )
 
 

@@ -10,18 +10,30 @@ A slider move therefore runs: control ``.value`` changes -> ``update()`` -> ``_c
 (blit onto a cached background, encode) -> the ``Image`` widget's value. No interactive
 matplotlib backend is needed, so the same object works in JupyterLab, in a test and in a
 plain PNG.
+
+Accessibility (issue 39): the figure is drawn in :data:`dplib.figures.PALETTE` (``"C0"``, ``"C1"``, ...
+name its colours), and the ``Image`` carries the figure's text alternative (its titles, labels and legend,
+then the readout) as its ``title``, which a screen reader reads as the image's name; every control has a
+``description`` (its visible label) and is reached with Tab.
 """
 
 from __future__ import annotations
 
+import html
 import io
 import math
+import re
 
 import ipywidgets as widgets
 import numpy as np
 import PIL.Image
+from cycler import cycler
+from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from traitlets import Unicode
+
+from dplib.figures import PALETTE, alt_text
 
 __all__ = ["Explorer", "epsilon_slider", "seed_box", "nice_ceiling", "epsilon_text", "DPI", "LIMIT_STEPS"]
 
@@ -30,6 +42,9 @@ DPI = 100
 
 #: Axis limits that follow the data snap to these multiples of powers of ten (see ``nice_ceiling``).
 LIMIT_STEPS = (1.0, 2.0, 5.0)
+
+#: "C0", "C1", ... in an explorer are the colours of :data:`dplib.figures.PALETTE` (when built and drawn).
+PALETTE_RC = {"axes.prop_cycle": cycler(color=PALETTE)}
 
 SLIDER_STYLE = {"description_width": "initial"}
 SLIDER_LAYOUT = {"width": "320px"}
@@ -89,6 +104,16 @@ def nice_ceiling(value: float, steps=LIMIT_STEPS) -> float:
     return 10.0 * power  # pragma: no cover - the loop always returns
 
 
+class DescribedImage(widgets.Image):
+    """An ``Image`` whose ``tooltip`` is its ``title``, the name a screen reader reads.
+
+    ipywidgets 8's view sets the title only when the model's ``description`` is empty, and an ``Image``
+    has none: the view fails. This one has an empty ``description``.
+    """
+
+    description = Unicode("").tag(sync=True)
+
+
 class Explorer:
     """Shared wiring: controls in a row, the figure as a PNG ``Image`` below, a readout under it.
 
@@ -111,10 +136,11 @@ class Explorer:
         FigureCanvasAgg(self.figure)
         self.animated: list = []
         self._backgrounds: dict = {}
-        self.image = widgets.Image(format="png", layout={"width": f"{int(self.figsize[0] * DPI)}px"})
+        self.image = DescribedImage(format="png", layout={"width": f"{int(self.figsize[0] * DPI)}px"})
         self.readout = widgets.HTML()
         self.view = self._compute()
-        self._build(self.view)
+        with rc_context(PALETTE_RC):
+            self._build(self.view)
         for artist in self.animated:
             artist.set_animated(True)
         self.widget = widgets.VBox(
@@ -137,6 +163,13 @@ class Explorer:
         self._draw(self.view)
         self.readout.value = self._readout(self.view)
         self.image.value = self.png()
+        self.image.tooltip = self.alt_text()
+
+    def alt_text(self) -> str:
+        """The figure's text alternative: its titles, labels and legend, then the readout as plain text."""
+        readout = re.sub(r"<[^>]*>", " ", self.readout.value)
+        readout = re.sub(r"\s+", " ", html.unescape(readout)).strip()
+        return f"{alt_text(self.figure)} {readout}".strip()
 
     def _render(self) -> None:
         """Draw the figure into the canvas: cached background plus the animated artists."""
@@ -156,7 +189,8 @@ class Explorer:
 
     def png(self) -> bytes:
         """The figure as PNG bytes (what the ``image`` widget shows)."""
-        self._render()
+        with rc_context(PALETTE_RC):  # a line keeps "C1" and resolves it when drawn
+            self._render()
         pixels = np.asarray(self.figure.canvas.buffer_rgba())
         buffer = io.BytesIO()
         PIL.Image.fromarray(pixels[..., :3]).save(buffer, format="png", compress_level=1)

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from dplib.mechanisms.fairness import group_outcome_probabilities
+from dplib.figures import MARKERS, PALETTE
 from dplib.widgets._render import SLIDER_LAYOUT, SLIDER_STYLE, Explorer, epsilon_slider
 
 __all__ = ["SCORINGS", "FairnessView", "fairness_view", "FairnessExplorer"]
@@ -93,7 +94,7 @@ class FairnessExplorer(Explorer):
     """
 
     figsize = (7.2, 3.0)
-    colors = ("tab:blue", "tab:red", "tab:green", "tab:purple")
+    colors = PALETTE[:4]  # Okabe-Ito: no red against green
 
     def __init__(self, groups=None, epsilon: float = 0.1):
         groups = {"Blue": (30, 1 / 30), "Red": (70, 9 / 70)} if groups is None else dict(groups)
@@ -134,9 +135,9 @@ class FairnessExplorer(Explorer):
         ax = self.ax_curves
         self.curves = {}
         self.markers = {}
-        for name, color in zip(self.groups, self.colors):
-            (self.curves[name],) = ax.plot(view.curves.index, view.curves[name], color=color, label=name)
-            (self.markers[name],) = ax.plot([view.epsilon], [view.at_epsilon.loc[name, "majority"]], "o", color=color)
+        for name, color, marker, style in zip(self.groups, self.colors, MARKERS, ("-", "--", "-.", ":")):
+            (self.curves[name],) = ax.plot(view.curves.index, view.curves[name], color=color, linestyle=style, label=name)
+            (self.markers[name],) = ax.plot([view.epsilon], [view.at_epsilon.loc[name, "majority"]], marker, color=color)
         self.epsilon_line = ax.axvline(view.epsilon, color="black", linestyle=":", linewidth=1)
         ax.set_xscale("log")
         ax.set_ylim(0.45, 1.02)
