@@ -129,7 +129,7 @@ from dplib.mechanisms.exponential import (
     score_sensitivity_of_proportion,
 )
 from dplib.mechanisms.fairness import group_outcome_probabilities
-from dplib.figures import alt_text, describe, show_alt_text
+from dplib.figures import MARKERS, PALETTE, alt_text, describe, show_alt_text
 from dplib.attacks.floating_point import can_produce, textbook_laplace, textbook_laplace_output
 from dplib.mechanisms.gaussian import (
     analytic_gaussian_sigma,

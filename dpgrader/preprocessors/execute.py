@@ -21,51 +21,11 @@ from dpgrader.limits import GradingLimits
 from dpgrader.outcomes import Status, note
 from dpgrader.sandbox.stderr import last_error_line
 from dpgrader.cells import cell_name, grade_id_of, is_test_cell
+from dpgrader.preprocessors.cpu_charge import charged_seconds
 from dpgrader.preprocessors.source_notebook import SourceNotebook, bound_names, error_output, import_lines
 
 
 SHORTEST_WAIT = 0.1  # seconds: the shortest wait for a running cell's reply before its charge is read again
-FAIR_SHARE = 0.9  # a kernel that used this much of its CPU cap in an interval was not starved in it
-MAX_STRETCH = 4  # no time limit lasts longer than this many times its length in wall-clock seconds
-
-
-def _charged(wall: float, waited: float, cpu: float | None, cores: float | None, throttled: float = 0.0) -> float:
-    """The seconds of an interval of ``wall`` seconds charged to a kernel's limits.
-
-    ``waited``: seconds its threads waited, ready to run, for a CPU in that interval (summed over its
-    threads); ``cpu``: CPU seconds its cgroup used; ``cores``: its cgroup's CPU cap; ``throttled``: the
-    fraction of its CFS periods in the interval in which that cap stopped it. A kernel that got its
-    share (``cpu >= FAIR_SHARE * cores * wall``) is charged the whole interval (whatever it waited for
-    were its own processes). One that got less may have been starved by others: its wait is given back,
-    but never
-
-    - the part of the interval its own cap throttled it in (it got its whole cap in those periods);
-    - so much that it is charged less than the CPU it used over its cap, ``cpu / cores`` (threads that
-      wait for each other, or for the cap, add up their waits: that is no one else's doing);
-    - more than ``1 - 1 / MAX_STRETCH`` of the interval.
-
-    So a time limit of ``t`` seconds never buys more than ``t * cores`` CPU seconds.
-
-    >>> _charged(8.0, 6.0, cpu=2.0, cores=1.0)  # starved: charged what it got
-    2.0
-    >>> _charged(8.0, 7.9, cpu=0.1, cores=1.0)  # never less than a quarter
-    2.0
-    >>> _charged(8.0, 6.0, cpu=7.5, cores=1.0)  # it used its share: its own processes kept it waiting
-    8.0
-    >>> _charged(8.0, 25.0, cpu=4.4, cores=1.0)  # four threads and a sleep: charged at least the CPU it used
-    4.4
-    >>> _charged(8.0, 6.0, cpu=5.0, cores=1.0, throttled=1.0)  # stopped by its own cap in every period
-    8.0
-    """
-    if cpu is not None and cores is not None and cpu >= FAIR_SHARE * cores * wall:
-        return wall
-    unthrottled = 1.0 - min(max(throttled, 0.0), 1.0)
-    given = min(max(waited, 0.0), wall * (1 - 1 / MAX_STRETCH), wall * unthrottled)
-    if cpu is not None and cores is not None:
-        given = min(given, wall - cpu / cores)
-    return wall - max(given, 0.0)
-
-
 class GuardedExecute(Execute):
     """nbgrader's ``Execute``, with the kernel guarded and a dead kernel survived.
 
@@ -92,10 +52,11 @@ class GuardedExecute(Execute):
       CPU (``run_delay``; the kernel manager's ``waited_seconds``), down to a quarter of it, to the
       CPU it used over its cap, and less nothing in the periods its own cap throttled it (the kernel
       manager's ``cpu_periods``); an interval in which it got its share is charged in full
-      (:func:`_charged`). So a classmate's load cannot time out an honest notebook, a notebook cannot
+      (:func:`~dpgrader.preprocessors.cpu_charge.charged_seconds`). So a classmate's load cannot time out an honest notebook, a notebook cannot
       buy time by keeping itself busy or by waiting on its own threads (a cell limit of ``t`` s never
       buys more than ``t`` times ``cpu_cores`` CPU seconds), and no limit stretches past
-      :data:`MAX_STRETCH` times its wall-clock length (the class grader's per-submission limit still
+      :data:`~dpgrader.preprocessors.cpu_charge.MAX_STRETCH` times its wall-clock length (the class
+      grader's per-submission limit still
       holds). Where the wait cannot be read, the limits are plain wall-clock.
     - A kernel that dies before it answers (an import failing at start-up) makes the notebook an
       ``error`` whose message carries the kernel's own last error line (from its stderr pipe).
@@ -202,7 +163,7 @@ class GuardedExecute(Execute):
         throttled = 0.0
         if periods0 is not None and periods1 is not None and periods1[0] > periods0[0]:
             throttled = (periods1[1] - periods0[1]) / (periods1[0] - periods0[0])
-        charge = _charged(wall1 - wall0, waited1 - waited0, cpu, cores, throttled)
+        charge = charged_seconds(wall1 - wall0, waited1 - waited0, cpu, cores, throttled)
         self._budget_used += charge
         self._cell_used += charge
         return charge

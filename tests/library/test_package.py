@@ -34,7 +34,7 @@ def test_every_name_the_docstring_promises_is_there():
 
 def test_every_module_is_importable_by_its_own_name():
     """Check that dplib.<module> is the module of that name: no re-exported function shadows one."""
-    assert {*ROLE_PACKAGES, "datasets", "images", "widgets", "plotting", "testing"} == set(LIBRARY_MODULES)
+    assert {*ROLE_PACKAGES, "datasets", "figures", "images", "widgets", "plotting", "testing"} == set(LIBRARY_MODULES)
     for name in LIBRARY_MODULES:
         module = importlib.import_module(f"dplib.{name}")
         assert isinstance(getattr(dplib, name), types.ModuleType), f"dplib.{name} is not a module"
@@ -77,7 +77,7 @@ def test_unknown_attribute_is_an_attribute_error():
 def test_the_role_packages_hold_every_module_of_the_library():
     """Check that dplib's top level is the role subpackages and the tools: no concept module lies flat beside them."""
     flat = sorted(path.stem for path in Path(dplib.__file__).parent.glob("*.py") if not path.stem.startswith("_"))
-    assert flat == ["datasets", "images", "plotting"]
+    assert flat == ["datasets", "figures", "images", "plotting"]
 
 
 def test_every_former_module_name_is_its_new_module():
