@@ -4,9 +4,9 @@ A new user cloned into ``~/dp course`` and both README commands failed at once (
 No such file or directory``): the Makefile wrote ``$(CURDIR)`` paths unquoted. The first test reads
 what ``make`` would run for every target from such a folder (``make -n``, cheap); the second copies
 this checkout's tracked files into one, runs ``make install`` there for real and grades one reference
-notebook with the class grader (sandbox, nbgrader, the gradebook), all from that path: about 5 minutes
-on a loaded 2-core machine (make install 3-4.5 min, mostly pip unpacking and compiling ~200 packages from
-the local index; grading about 1-2 min, the reference solution's pre-flight run included).
+notebook with the class grader (sandbox, nbgrader, the gradebook), all from that path: 4 to 5 minutes
+on a loaded 2-core machine (239 s measured: make install 197 s, mostly pip unpacking and compiling ~200
+packages; grading 42 s, the reference solution's pre-flight run included).
 """
 
 from __future__ import annotations
