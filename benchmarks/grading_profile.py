@@ -197,7 +197,11 @@ def cells_cpu(notebook: Path, folder: Path) -> tuple[float, dict[str, float], fl
 
     km = SandboxedKernelManager(kernel_name="python3", preforked=False)
     client = Measured(nb, km=km, timeout=600, allow_errors=True, resources={"metadata": {"path": str(folder)}})
-    client.execute()
+    try:
+        client.execute()
+    finally:  # nbclient leaves a kernel manager it was given running
+        if km.has_kernel:
+            km.shutdown_kernel(now=True)
     return sum(per_cell.values()), per_cell, children[0]
 
 
