@@ -201,7 +201,7 @@ def cells_cpu(notebook: Path, folder: Path) -> tuple[float, dict[str, float], fl
         client.execute()
     finally:  # nbclient leaves a kernel manager it was given running
         if km.has_kernel:
-            km.shutdown_kernel(now=True)
+            _run_sync(km.shutdown_kernel)(now=True)  # an AsyncKernelManager
     return sum(per_cell.values()), per_cell, children[0]
 
 
