@@ -24,7 +24,8 @@ expressions:
   cell's source: cleaning the HTML that Markdown produces is what closes links such as
   ``[x](javascript:...)``, which nbconvert's Markdown renderer passes through, as well as raw HTML;
 - raw cells are escaped (nbconvert copies a raw cell of type ``text/html`` into the page verbatim);
-- output metadata keeps only numeric image sizes (nbconvert writes ``width=`` unquoted), and the
+- output metadata keeps only numeric image sizes (nbconvert writes ``width=`` unquoted) and an image's
+  text alternative ``alt`` (a string, cut to :data:`MAX_ALT` characters; the templates escape it), and the
   notebook's widget state is dropped.
 """
 
@@ -187,14 +188,20 @@ def _is_base64(value) -> bool:
     return True
 
 
+#: The longest text alternative of an image kept from a submission's output (dplib.figures writes a few sentences).
+MAX_ALT = 2000
+
+
 def _image_metadata(metadata: dict, kinds: set[str]) -> dict:
-    """Output metadata with only numeric image sizes left (nbconvert writes ``width=...`` unquoted)."""
+    """Output metadata with only numeric image sizes (nbconvert writes ``width=...`` unquoted) and a string ``alt``."""
     kept = {}
     for kind in kinds & {"image/png", "image/jpeg"}:
         sizes = (metadata or {}).get(kind) or {}
         numeric = {key: sizes[key] for key in IMAGE_SIZE_KEYS
                    if isinstance(sizes, dict) and isinstance(sizes.get(key), (int, float))
                    and not isinstance(sizes.get(key), bool)}
+        if isinstance(sizes, dict) and isinstance(sizes.get("alt"), str):  # written escaped (escape_html)
+            numeric["alt"] = "".join(c for c in sizes["alt"][:MAX_ALT] if c.isprintable())
         if numeric:
             kept[kind] = numeric
     return kept

@@ -184,6 +184,23 @@ def test_outputs_keep_png_and_lose_scripts_widgets_and_bad_metadata():
     assert "image/png" not in safe[5].data, "a PNG that is not base64 would break out of the src attribute"
 
 
+def test_a_figures_text_alternative_is_kept_and_exported_escaped():
+    """dplib.figures' ``alt`` metadata survives (issue 39); a hostile one is text in the attribute, never markup."""
+    figure = b64(png())
+    outputs = [new_output("display_data", data={"image/png": figure}, metadata={"image/png": {"alt": "A plot of error."}}),
+               new_output("display_data", data={"image/png": figure},
+                          metadata={"image/png": {"alt": f'"><script>{MARK}()</script>\x07' + "x" * 5000}}),
+               new_output("display_data", data={"image/png": figure}, metadata={"image/png": {"alt": ["not", "text"]}})]
+    safe = [safe_output(output) for output in outputs]
+    assert dict(safe[0].metadata) == {"image/png": {"alt": "A plot of error."}}
+    hostile = safe[1].metadata["image/png"]["alt"]
+    assert len(hostile) <= 2000 and "\x07" not in hostile
+    assert dict(safe[2].metadata) == {}
+    notebook = new_notebook(cells=[new_code_cell("plot()", outputs=safe)])
+    page, _ = HTMLExporter(template_name="classic").from_notebook_node(notebook)  # the feedback's and formgrader's base
+    assert 'alt="A plot of error."' in page and f"<script>{MARK}" not in page and f"&lt;script&gt;{MARK}" in page
+
+
 def test_a_whole_notebook_exports_inert_and_keeps_the_honest_parts():
     cells = [new_markdown_cell(f"Math $e^{{\\varepsilon}}$ {HTML_PAYLOADS['img_onerror']} [x](javascript:{MARK}())"),
              new_raw_cell(f"<script>{MARK}()</script>", metadata={"raw_mimetype": "text/html"}),
