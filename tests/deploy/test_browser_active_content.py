@@ -35,7 +35,7 @@ from nbgrader.api import Gradebook
 from dpgrader import Course
 from dpgrader.course import REPO_ROOT
 from helpers.classes import submit_class
-from helpers.secrets import hidden_test_lines, not_shown
+from helpers.secret_markers import hidden_test_lines, not_shown
 from helpers.variants import notebook_with
 from test_browser import browser_page, free_port, save_screenshot, stop_server, wait_until_serving
 

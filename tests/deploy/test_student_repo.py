@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.secrets import MARKERS, secret_lines
+from helpers.secret_markers import MARKERS, secret_lines
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -17,7 +17,7 @@ from dpgrader import Course, notebooks_of
 from dpgrader.outcomes import Flag
 from dpgrader.course import REPO_ROOT
 from dpgrader.grading.review_comments import comment_in_gradebook
-from helpers.secrets import REGIONS, hidden_test_lines, not_shown
+from helpers.secret_markers import REGIONS, hidden_test_lines, not_shown
 
 pytestmark = pytest.mark.xdist_group("grading_feedback")  # one worker grades the module's class once
 

@@ -38,7 +38,7 @@ from dpgrader.grading.task import GradingResult
 from dpgrader.outcomes import Outcome, Status, write_outcomes
 from helpers.checks import autograded_points
 from helpers.classes import submit_class
-from helpers.secrets import hidden_test_lines
+from helpers.secret_markers import hidden_test_lines
 
 ASSIGNMENT = "01_definition"
 SOURCE = notebooks_of(REPO_ROOT / "source" / ASSIGNMENT)[0]

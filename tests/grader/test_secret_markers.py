@@ -1,4 +1,4 @@
-"""The test suite's reading of the secret markers (tests/helpers/secrets.py) agrees with the grader's (dpgrader.cells)
+"""The test suite's reading of the secret markers (tests/helpers/secret_markers.py) agrees with the grader's (dpgrader.cells)
 on every source notebook, and with what nbgrader releases: two readings written apart, so a test of the scrubbing
 does not read the secrets with the code it tests."""
 
@@ -9,7 +9,7 @@ import pytest
 
 from dpgrader.cells import hidden_test_region
 from dpgrader.course import REPO_ROOT, notebooks_of
-from helpers.secrets import MARKERS, hidden_test_lines, marked_lines, not_shown, secret_lines
+from helpers.secret_markers import MARKERS, hidden_test_lines, marked_lines, not_shown, secret_lines
 
 SOURCES = [notebook for folder in sorted((REPO_ROOT / "source").iterdir()) if folder.is_dir()
            for notebook in notebooks_of(folder)]

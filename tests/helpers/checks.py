@@ -17,7 +17,7 @@ import nbformat
 
 from dpgrader.course import CellGrade
 from dpgrader.review.reading import visible_part
-from helpers.secrets import MARKERS, secret_lines, unseen_hidden_test_lines
+from helpers.secret_markers import MARKERS, secret_lines, unseen_hidden_test_lines
 
 GRADE_ID = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)+")
 
