@@ -101,11 +101,50 @@ def _outcomes_csv(text: str) -> str:
 
 
 def _notebook(text: str) -> str:
-    """A graded notebook without its execution times."""
+    """A graded notebook without its execution times, adjacent prints to one stream merged into one output
+    (how a cell's prints reach the kernel's output in pieces depends on timing, not on the grader)."""
     notebook = json.loads(text)
     for cell in notebook.get("cells", []):
         cell.get("metadata", {}).pop("execution", None)
+        if any(o.get("ename") in KERNEL_GONE for o in cell.get("outputs", [])):
+            cell["execution_count"] = None  # numbered only if the kernel said it started the cell before it died
+        merged = []
+        for output in cell.get("outputs", []):
+            previous = merged[-1] if merged else None
+            if (output.get("output_type") == "stream" and previous is not None
+                    and previous.get("output_type") == "stream" and previous.get("name") == output.get("name")):
+                previous["text"] = _lines("".join(_text(previous) + _text(output)))
+            else:
+                merged.append(output)
+        if "outputs" in cell:
+            cell["outputs"] = merged
     return json.dumps(notebook, indent=1, sort_keys=True)
+
+
+KERNEL_GONE = ("DeadKernelError", "UnresponsiveKernelError")
+
+
+def _text(output: dict) -> list[str]:
+    text = output.get("text", "")
+    return [text] if isinstance(text, str) else list(text)
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def _feedback(text: str) -> str:
+    """A feedback page with adjacent stream outputs of one name merged, and no input prompt's number
+    (the cell the kernel died in is numbered or not by timing; see :func:`_notebook`)."""
+    text = re.sub(r'(<div class="prompt input_prompt">In\W\[)\d+(\]:</div>)', '\\1\u00a0\\2', text)  # as unnumbered
+    previous = None
+    while previous != text:
+        previous = text
+        text = re.sub(r"(output_stream (output_\w+) output_text\">\n<pre>(?:(?!</pre>).)*?)"
+                      r"</pre>\n</div>\n</div>\n<div class=\"output_area\">\n<div class=\"prompt\"></div>\n"
+                      r"<div class=\"output_subarea output_stream \2 output_text\">\n<pre>",
+                      r"\1", text, count=0, flags=re.S)
+    return text
 
 
 def gradebook_rows(course) -> str:
@@ -150,6 +189,8 @@ def snapshot(course, code: int, printed: str) -> dict[str, str]:
             text = _outcomes_csv(text)
         elif relative.endswith(".ipynb"):
             text = _notebook(text)
+        elif relative.startswith("feedback/") and relative.endswith(".html"):
+            text = _feedback(text)
         if relative == "autograded/grading_logs/graded_by.log":
             text = "".join(sorted(text.splitlines(keepends=True)))  # workers finish in any order
         files[relative] = normalised(text, root)
