@@ -7,7 +7,7 @@ refused submissions) is graded once through the command line. Every file it writ
 grading_outcomes.csv, graded and feedback notebooks, similarity reports, mistakes pages and CSVs,
 the logs), the gradebook's rows and what the command printed are compared with the goldens in
 ``tests/grader/golden_class.json`` (the text of each file, the SHA-256 of a large one), captured from the code before the rewrite (volatile parts
-normalised: times, durations, CPU seconds, worker ids, temporary paths).
+normalised: times, durations, CPU seconds, worker ids, temporary paths, the project folder in tracebacks).
 
 Intended changes, applied here and nowhere else:
 

@@ -6,7 +6,7 @@ marks, written answers pending, review flags, a copy of a classmate and a leaked
 that dies, a cell that times out, a corrupted notebook, a missing one, a submission with a link
 (refused) and a folder whose name is no student id (refused). :func:`snapshot` reads back every
 file the grader wrote (and the gradebook's rows) with the volatile parts (times, durations, CPU
-seconds, process ids, temporary paths) replaced by placeholders.
+seconds, process ids, temporary paths, the project folder) replaced by placeholders.
 
 ``python tests/helpers/golden_class.py <folder>`` grades the class into ``<folder>`` and writes
 the snapshot to ``tests/grader/golden_class.json`` (the goldens that
@@ -78,9 +78,12 @@ _VOLATILE = [
 ]
 
 
+PROJECT = Path(__file__).resolve().parents[2]  # where dplib's files are, in tracebacks through them
+
+
 def normalised(text: str, root: Path) -> str:
-    """``text`` with the course folder, times, temporary paths and durations replaced by placeholders."""
-    text = text.replace(str(root), "<COURSE>")
+    """``text`` with the course and project folders, times, temporary paths and durations replaced by placeholders."""
+    text = text.replace(str(root), "<COURSE>").replace(str(PROJECT), "<PROJECT>")
     for pattern, placeholder in _VOLATILE:
         text = pattern.sub(placeholder, text)
     return text
