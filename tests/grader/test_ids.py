@@ -56,6 +56,7 @@ def _students(course: Course) -> set[str]:
         return {student.id for student in gradebook.students}
 
 
+@pytest.mark.pipeline  # nbgrader's own commands, each a process
 def test_nbgrader_db_student_add_refuses_a_bad_id(course):
     refused = course.nbgrader("db", "student", "add", MARKUP, "--first-name=Mallory", check=False)
     assert refused.returncode != 0
@@ -64,6 +65,7 @@ def test_nbgrader_db_student_add_refuses_a_bad_id(course):
     assert _students(course) == {"ada.l@example.org"}
 
 
+@pytest.mark.pipeline  # nbgrader's own commands, each a process
 def test_a_bad_folder_name_is_refused_by_the_class_grader_and_by_nbgrader_autograde(course):
     release = course.release(ASSIGNMENT) / f"{ASSIGNMENT}.ipynb"
     for student in (MARKUP, ".hidden", "a b"):

@@ -49,6 +49,7 @@ def toy_repo(tmp_path_factory) -> Path:
     return repo
 
 
+@pytest.mark.pipeline  # the toy repository's release is nbgrader's generate_assignment
 def test_a_clean_toy_assignment_passes_every_static_check(toy_repo):
     notebooks = notebooks_of(toy_repo / "source" / "99_toy")
     assert source_problems(notebooks) == []
@@ -56,6 +57,7 @@ def test_a_clean_toy_assignment_passes_every_static_check(toy_repo):
     assert partial_credit_endings(notebooks[0]) == []
 
 
+@pytest.mark.pipeline  # the toy repository's release is nbgrader's generate_assignment
 def test_release_drift_is_caught(toy_repo, tmp_path):
     committed = tmp_path / "committed"
     shutil.copytree(toy_repo / "release" / "99_toy", committed)
@@ -67,6 +69,7 @@ def test_release_drift_is_caught(toy_repo, tmp_path):
     assert any("99_toy.ipynb differs" in p for p in problems) and any("notes.txt" in p for p in problems)
 
 
+@pytest.mark.pipeline  # the toy repository's release is nbgrader's generate_assignment
 def test_leaked_solution_hidden_test_or_marker_is_caught(toy_repo, tmp_path):
     leaky = tmp_path / "leaky"
     shutil.copytree(toy_repo / "release" / "99_toy", leaky)
@@ -76,6 +79,7 @@ def test_leaked_solution_hidden_test_or_marker_is_caught(toy_repo, tmp_path):
     assert any("secret hidden hint" in p for p in problems)
 
 
+@pytest.mark.pipeline  # the toy repository's release is nbgrader's generate_assignment
 def test_stored_outputs_and_vague_grade_ids_are_caught(toy_repo, tmp_path):
     notebook = nbformat.read(toy_repo / "source" / "99_toy" / "99_toy.ipynb", as_version=4)
     notebook.cells[1].outputs = [nbformat.v4.new_output("stream", text="hi")]
@@ -86,6 +90,7 @@ def test_stored_outputs_and_vague_grade_ids_are_caught(toy_repo, tmp_path):
     assert any("stores outputs" in p for p in problems) and any("cell-1a2b" in p for p in problems)
 
 
+@pytest.mark.pipeline  # the toy repository's release is nbgrader's generate_assignment
 def test_a_test_cell_that_ends_in_a_shown_number_is_caught(toy_repo, tmp_path):
     """nbgrader would read the number as partial credit; in the release only the visible part counts."""
     notebook = nbformat.read(toy_repo / "source" / "99_toy" / "99_toy.ipynb", as_version=4)
