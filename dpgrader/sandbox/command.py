@@ -145,14 +145,45 @@ def require_sandbox() -> bool:
 
 @functools.lru_cache(maxsize=None)
 def _font_cache() -> Path | None:
-    """A matplotlib font cache built once per grading process, bound read-only into every kernel."""
-    folder = Path(tempfile.mkdtemp(prefix="dplib-mplcache-"))
-    atexit.register(shutil.rmtree, folder, True)
+    """A matplotlib font cache, bound read-only into every kernel; None if matplotlib cannot build one.
+
+    Built once per user and matplotlib version (in ``~/.cache/dplib/``; building takes a second, once per
+    grading process before), else once per grading process in a temporary folder.
+    """
+    from importlib.metadata import version
+
+    shared = _user_cache_dir() / f"matplotlib-{version('matplotlib')}-fonts"
+    if any(shared.glob("fontlist-*.json")):
+        return shared
+    try:
+        shared.parent.mkdir(parents=True, exist_ok=True)
+        built = _build_font_cache(shared.parent)
+    except OSError:  # no writable cache folder: this process's own copy
+        built = _build_font_cache(None)
+    if built is None:
+        return None
+    try:  # published whole or not at all: a grading process beside this one may be building it too
+        os.rename(built, shared)
+        return shared
+    except OSError:  # another process published it first (or the folder is not writable): this process's own
+        atexit.register(shutil.rmtree, built, True)
+        return built
+
+
+def _user_cache_dir() -> Path:
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "dplib"
+
+
+def _build_font_cache(parent: Path | None) -> Path | None:
+    """A new folder (in ``parent``, else the temporary folder) holding matplotlib's font list; None if it fails."""
+    folder = Path(tempfile.mkdtemp(prefix="dplib-mplcache-", dir=parent))
     env = {**os.environ, "MPLCONFIGDIR": str(folder), "MPLBACKEND": "Agg"}
     try:
         subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], env=env, timeout=120,
                        capture_output=True, check=True)
     except (OSError, subprocess.SubprocessError):
+        shutil.rmtree(folder, True)
         return None
     return folder
 

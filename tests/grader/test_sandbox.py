@@ -179,3 +179,35 @@ def test_kernel_packages_are_resolved_by_the_kernels_python_where_it_imports_the
 def test_a_kernel_python_without_the_course_packages_stops_grading_with_the_fix(tmp_path):
     with pytest.raises(sandbox.KernelPackagesMissing, match="cannot import dplib, dpgrader.guard: install the course"):
         sandbox.kernel_packages(sys.base_prefix + "/bin/python3")
+
+
+def test_the_font_cache_is_built_once_per_user_and_published_whole(tmp_path, monkeypatch):
+    from dpgrader.sandbox import command
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    command._font_cache.cache_clear()
+    try:
+        first = command._font_cache()
+        assert first is not None and first.parent == tmp_path / "cache" / "dplib"
+        assert [p.name for p in first.parent.iterdir()] == [first.name]  # no half-built folder left beside it
+        assert list(first.glob("fontlist-*.json"))
+        command._font_cache.cache_clear()  # the next grading process finds it and builds nothing
+        monkeypatch.setattr(command, "_build_font_cache", lambda parent: pytest.fail("built again"))
+        assert command._font_cache() == first
+        binds = [a for a in command.bwrap_command(["python"], tmp_path, None) if "fontlist-" in a]
+        assert binds and all(a.startswith(str(first)) or a.startswith("/tmp/matplotlib/") for a in binds)
+    finally:
+        command._font_cache.cache_clear()
+
+
+def test_without_a_writable_cache_folder_each_process_builds_its_own_font_cache(tmp_path, monkeypatch):
+    from dpgrader.sandbox import command
+
+    (tmp_path / "not a folder").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "not a folder"))
+    command._font_cache.cache_clear()
+    try:
+        own = command._font_cache()
+        assert own is not None and own.name.startswith("dplib-mplcache-") and list(own.glob("fontlist-*.json"))
+    finally:
+        command._font_cache.cache_clear()
