@@ -41,10 +41,14 @@ def mocking_source(functions: Iterable[str], magic: Mapping[str, object] | None 
 
     Its ``__eq__`` returns True, and every other magic method named in ``magic`` returns the value given
     there (``{"__lt__": True}``, ``{"__float__": 0.0}``), for the comparisons and conversions a test may try.
+    Each function returns its one mock, made when the cell runs: a test must refuse it by its type, whoever
+    made it. (A new mock per call cost seconds a test, not a different check: a MagicMock takes about a
+    millisecond to build in a guarded kernel, and tests draw samples of 5,000 calls.)
     """
     returns = {"__eq__": True, **(magic or {})}
     spec = ", ".join(f"'{method}.return_value': {value!r}" for method, value in returns.items())
-    definitions = [f"def {function}(*args, **kwargs):\n    return mock.MagicMock(**{{{spec}}})" for function in functions]
+    definitions = [f"_{function}_answer = mock.MagicMock(**{{{spec}}})\n\n\n"
+                   f"def {function}(*args, **kwargs):\n    return _{function}_answer" for function in functions]
     return "from unittest import mock\n\n" + "\n\n\n".join(definitions)
 
 
