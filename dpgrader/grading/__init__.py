@@ -7,7 +7,8 @@ Modules, in the order a submission meets them:
   per submission, packed as it is sent.
 - :mod:`.task` — :class:`~.task.GradingTask` (what a worker is asked to grade) and
   :class:`~.task.GradingResult` (what it answers): frozen values, JSON only across a process boundary.
-- :mod:`.preflight` — each assignment's reference solution graded first; its run time sets the budget.
+- :mod:`.preflight` — :func:`~.preflight.grade_plan`: each assignment's reference solution graded first (its run
+  time sets the budget), then the class, on one engine.
 - :mod:`.engine` — :class:`~.engine.Engine`: packed tasks in, ``(task, result)`` pairs out; deadlines,
   tokens and ``killed`` results written once. :mod:`.pool` (local worker processes) and
   :mod:`.cluster` (Dask) are engines.

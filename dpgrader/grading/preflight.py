@@ -8,13 +8,14 @@ submission, in the same sandbox and pipeline. Unless it earns every autograded p
 ``ok`` outcome, grading stops before any grade is written (:class:`PreflightFailed`), with one
 line an instructor can act on: which cell, which error. Its run time also sets the wall-clock
 budget of every submission of that assignment (:meth:`~dpgrader.limits.GradingLimits.time_budget`).
-:func:`preflight` is the step of the run: the plan in, the plan with its tasks' budgets out.
+:func:`grade_plan` is the run's step that grades: the pre-flight (:func:`preflight`: the plan in, the plan
+with its tasks' budgets out), then the class, on the same engine.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -32,6 +33,18 @@ PREFLIGHT_STUDENT = "reference-preflight"
 
 class PreflightFailed(RuntimeError):
     """The reference solution of an assignment did not earn full marks: nobody is graded."""
+
+
+def grade_plan(engine: Engine, plan: Plan,
+               bundles: Mapping[str, AssignmentBundle]) -> Iterator[tuple[GradingTask, GradingResult]]:
+    """Grade the plan's tasks on ``engine``, each assignment's reference solution first (:func:`preflight`); yield
+    ``(task, result)`` for each task, as they finish. A plan without tasks sends nothing (the engine need not run)."""
+    if not plan.tasks:
+        return
+    plan = preflight(engine, plan, bundles)
+    tasks = {task.token: task for task in plan.tasks}
+    for packed, result in engine.grade(plan.packed(), bundles):
+        yield tasks[packed.token], result
 
 
 def preflight(engine: Engine, plan: Plan, bundles: Mapping[str, AssignmentBundle]) -> Plan:

@@ -6,15 +6,15 @@ its steps, each a function of typed values (nothing calls back into the run):
 1. **plan** (:func:`~dpgrader.grading.plan.plan_run`): the submissions found, those refused unread, one
    :class:`~dpgrader.grading.task.GradingTask` per submission, largest first (``--resume``: those not graded
    yet), packed as a worker gets them (:meth:`~dpgrader.grading.plan.Plan.packed`);
-2. **pre-flight** (:func:`~dpgrader.grading.preflight.preflight`): each assignment's reference solution graded
-   first, on the same engine; the plan's tasks get their time budget from it;
-3. **grade on an engine** (:meth:`~dpgrader.grading.engine.Engine.grade`): the submission's files as bytes to
-   the workers, ``(task, result)`` pairs back;
-4. **record** (:func:`~dpgrader.grading.merge.record`): each result reviewed and merged into the gradebook and
+2. **grade on an engine** (:func:`~dpgrader.grading.preflight.grade_plan`): the pre-flight first, each
+   assignment's reference solution graded on the same engine, the plan's tasks getting their time budget from
+   it (:func:`~dpgrader.grading.preflight.preflight`); then the submissions' files as bytes to the workers
+   (:meth:`~dpgrader.grading.engine.Engine.grade`), ``(task, result)`` pairs back;
+3. **record** (:func:`~dpgrader.grading.merge.record`): each result reviewed and merged into the gradebook and
    the course's folders, as an outcome with its review flags;
-5. **flag copies** (:func:`~dpgrader.grading.flagging.flag_copies`): the copy check, then every flag shown in
+4. **flag copies** (:func:`~dpgrader.grading.flagging.flag_copies`): the copy check, then every flag shown in
    formgrader;
-6. **export** (:func:`~dpgrader.grading.export.export_run`): ``grading_outcomes.csv`` and ``grades.csv`` from
+5. **export** (:func:`~dpgrader.grading.export.export_run`): ``grading_outcomes.csv`` and ``grades.csv`` from
    the outcomes in memory; the command line then **reports** (the summary, the mistakes pages).
 """
 
@@ -37,7 +37,7 @@ from dpgrader.grading.merge import record, record_refused
 from dpgrader.grading.plan import (  # noqa: F401 -- the first step, re-exported with the run
     PATTERN_CHARACTERS, Plan, Submission, class_limits, ensure_assignments, find_submissions, graded_before, plan_run,
 )
-from dpgrader.grading.preflight import preflight
+from dpgrader.grading.preflight import grade_plan
 from dpgrader.grading.task import AssignmentBundle
 from dpgrader.outcomes import Outcome
 from dpgrader.safe_output import one_line
@@ -146,6 +146,7 @@ def run_grading(
     engine = engine or default_engine(scheduler, tls, workers, len(plan.tasks) + len({t.assignment for t in plan.tasks}),
                                       worker_env)
     graded: list[Graded] = []
+    bundles: dict[str, AssignmentBundle] = {}
     lost = None
     course.grading_logs.mkdir(parents=True, exist_ok=True)
     with contextlib.ExitStack() as run:
@@ -157,11 +158,9 @@ def run_grading(
         bar = run.enter_context(tqdm(total=len(plan.tasks), desc=f"grading on {engine.description}",
                                      unit="submission", disable=not progress))
         try:
-            plan = preflight(engine, plan, bundles) if plan.tasks else plan
-            tasks = {task.token: task for task in plan.tasks}
-            for packed, result in engine.grade(plan.packed(), bundles) if tasks else ():
-                graded.append(record(gradebook, tasks[packed.token], result))
-                bar.set_postfix_str(one_line(f"{packed.student}/{packed.assignment}: {graded[-1].outcome.status}"),
+            for task, result in grade_plan(engine, plan, bundles):  # the pre-flight first, then the class
+                graded.append(record(gradebook, task, result))
+                bar.set_postfix_str(one_line(f"{task.student}/{task.assignment}: {graded[-1].outcome.status}"),
                                     refresh=False)
                 bar.update()
         except ClusterLost as error:
