@@ -173,18 +173,18 @@ def worker_start_cpu(scratch: Path) -> float:
 @contextmanager
 def class_steps(ledger):
     """The class-wide steps of a grading run charged to ``ledger`` (this process): review, merge, copy check, export."""
-    from dpgrader.grading import run
+    from dpgrader.grading import export, flagging, merge, run
     from grading_profile import _timed, _wrap
 
-    with ExitStack() as stack:
+    with ExitStack() as stack:  # each step's parts where the step calls them
         _wrap(stack, run, "bundles_for", _timed(ledger, "class: each assignment's bundle for the workers"))
-        _wrap(stack, run, "review", _timed(ledger, "class: review (syntax tree of each notebook)"))
-        _wrap(stack, run, "merge_result", _timed(ledger, "class: merge into the gradebook"))
-        _wrap(stack, run, "copy_check", _timed(ledger, "class: copy detection"))
-        _wrap(stack, run, "comment_flags", _timed(ledger, "class: flags shown in formgrader"))
-        _wrap(stack, run, "write_outcomes", _timed(ledger, "class: grading_outcomes.csv"))
-        _wrap(stack, run, "grade_rows", _timed(ledger, "class: grade rows from the outcomes"))
-        _wrap(stack, run, "write_grades", _timed(ledger, "class: grades.csv"))
+        _wrap(stack, merge, "review", _timed(ledger, "class: review (syntax tree of each notebook)"))
+        _wrap(stack, merge, "merge_submission", _timed(ledger, "class: merge into the gradebook"))
+        _wrap(stack, flagging, "copy_check", _timed(ledger, "class: copy detection"))
+        _wrap(stack, flagging, "comment_flags", _timed(ledger, "class: flags shown in formgrader"))
+        _wrap(stack, export, "write_outcomes", _timed(ledger, "class: grading_outcomes.csv"))
+        _wrap(stack, export, "grade_rows", _timed(ledger, "class: grade rows from the outcomes"))
+        _wrap(stack, export, "write_grades", _timed(ledger, "class: grades.csv"))
         yield
 
 

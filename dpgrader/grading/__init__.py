@@ -3,16 +3,19 @@
 Modules, in the order a submission meets them:
 
 - :mod:`.run` — :func:`~.run.run_grading` (``grade_class``): the run as the list of its steps.
-- :mod:`.plan` — find the submissions (regular files only, ids not patterns), one task per submission.
+- :mod:`.plan` — :func:`~.plan.plan_run`: find the submissions (regular files only, ids not patterns), one task
+  per submission, packed as it is sent.
 - :mod:`.task` — :class:`~.task.GradingTask` (what a worker is asked to grade) and
   :class:`~.task.GradingResult` (what it answers): frozen values, JSON only across a process boundary.
-- :mod:`.preflight` — each assignment's reference solution graded first; its run time sets the budget.
+- :mod:`.preflight` — :func:`~.preflight.grade_plan`: each assignment's reference solution graded first (its run
+  time sets the budget), then the class, on one engine.
 - :mod:`.engine` — :class:`~.engine.Engine`: packed tasks in, ``(task, result)`` pairs out; deadlines,
   tokens and ``killed`` results written once. :mod:`.pool` (local worker processes) and
   :mod:`.cluster` (Dask) are engines.
 - :mod:`.worker` — ``python -m dpgrader.grading.worker``: one submission in a throwaway course folder.
 - :mod:`.flagging` — the review of each submission, copies across the class, the flags in formgrader.
-- :mod:`.merge` — one result into the course's gradebook, folders and outcome.
+- :mod:`.merge` — :func:`~.merge.record`: one result reviewed, then merged into the course's gradebook, folders
+  and outcome.
 - :mod:`.export` — one :class:`~.export.GradeRow` per student and assignment: ``grades.csv``, the summary.
 
 What the layers below share with the run sits below it: :mod:`dpgrader.limits` (every limit, read by the

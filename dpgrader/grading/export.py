@@ -2,7 +2,9 @@
 
 The rows are built from the gradebook (the scores, the points pending) and the :class:`~dpgrader.outcomes.Outcome`
 of each submission, as the grading run holds them (:func:`grade_rows`); they become text only in
-``grades.csv`` (:func:`write_grades`) and the summary (:func:`summarize`).
+``grades.csv`` (:func:`write_grades`) and the summary (:func:`summarize`). :func:`export_run` is the last step
+of a grading run: its outcomes and those known before into ``grading_outcomes.csv``, then the rows into
+``grades.csv``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dpgrader.course import Course
-from dpgrader.outcomes import Flag, Outcome, RowLabel, Status, read_outcomes
+from dpgrader.outcomes import Flag, Outcome, RowLabel, Status, read_outcomes, write_outcomes
 from dpgrader.safe_output import one_line, write_csv
 
 GRADE_FIELDS = [
@@ -109,6 +111,17 @@ def write_grades(rows: Iterable[GradeRow], path: Path) -> Path:
     """``grades.csv``: every field as :func:`dpgrader.safe_output.csv_field` makes it (a spreadsheet shows text,
     never runs a formula)."""
     return write_csv(path, GRADE_FIELDS, (row.csv_row() for row in rows))
+
+
+def export_run(course: Course, known: Mapping[tuple[str, str], Outcome], outcomes: Iterable[Outcome],
+               path: Path) -> tuple[dict, list[GradeRow]]:
+    """A run's ``outcomes`` over those ``known`` before into ``grading_outcomes.csv``, and the rows into ``grades.csv``
+    at ``path``; return every outcome recorded (by (student, assignment)) and the rows."""
+    recorded = {**known, **{(o.student, o.assignment): o for o in outcomes}}
+    write_outcomes(course, recorded.values(), replace_all=True)
+    rows = grade_rows(course, recorded)
+    write_grades(rows, path)
+    return recorded, rows
 
 
 def export_grades(root: Path | Course, path: Path | None = None) -> list[GradeRow]:

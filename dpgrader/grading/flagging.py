@@ -1,12 +1,13 @@
 """The flags of a grading run: each submission reviewed, copies found across the class, all shown in formgrader.
 
-Three steps of :func:`~dpgrader.grading.run.run_grading`, each on typed values:
+On typed values:
 
 - :func:`review` — the review flags of one submission, by notebook (:func:`~dpgrader.review.review_flags`,
-  against the instructor's notebook);
-- :func:`copy_check` — ``similarity/<assignment>.html`` for each graded assignment, and the copy
-  flags it gives added to the outcomes (:mod:`dpgrader.similarity`);
-- :func:`comment_flags` — every flag of a submission, review and copy alike, shown once in formgrader
+  against the instructor's notebook), taken by :func:`~dpgrader.grading.merge.record`;
+- :func:`flag_copies`, the step of :func:`~dpgrader.grading.run.run_grading` after every result is recorded:
+  :func:`copy_check` — ``similarity/<assignment>.html`` for each graded assignment, and the copy flags it
+  gives added to the outcomes (:mod:`dpgrader.similarity`) — then :func:`comment_flags` — every flag of a
+  submission, review and copy alike, shown once in formgrader
   (:func:`~dpgrader.review.comment_in_gradebook`), from the flags in memory.
 """
 
@@ -87,9 +88,14 @@ def comment_flags(course: Course, graded: Iterable[Graded]) -> int:
                    for g in graded)
 
 
-def add_copy_flags(root: Path, outcomes: list[Outcome]) -> list[Outcome]:
-    """:func:`copy_check` and :func:`comment_flags` for ``outcomes`` of the course at ``root``: the outcomes with copy flags."""
-    course = Course(root)
-    graded = copy_check(course, [Graded(outcome) for outcome in outcomes])
+def flag_copies(course: Course, graded: list[Graded]) -> list[Graded]:
+    """The copy check (:func:`copy_check`), then every flag shown in formgrader (:func:`comment_flags`); ``graded``
+    with the copy flags."""
+    graded = copy_check(course, graded)
     comment_flags(course, graded)
-    return [g.outcome for g in graded]
+    return graded
+
+
+def add_copy_flags(root: Path, outcomes: list[Outcome]) -> list[Outcome]:
+    """:func:`flag_copies` for ``outcomes`` of the course at ``root``: the outcomes with copy flags."""
+    return [g.outcome for g in flag_copies(Course(root), [Graded(outcome) for outcome in outcomes])]

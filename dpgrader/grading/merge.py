@@ -1,4 +1,10 @@
-"""Merging one worker's result into the course: gradebook rows, files copied back, the outcome recorded."""
+"""Recording one worker's result: the submission reviewed, merged into the course (gradebook rows, files copied
+back), its outcome and who graded it.
+
+:func:`record` is the step of the run (one result in, a :class:`~dpgrader.grading.flagging.Graded` out, never
+raising); :func:`record_refused` records a submission refused unread. Below them, :func:`merge` writes the
+gradebook and :func:`merge_submission` the course's folders.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +16,11 @@ from pathlib import Path
 from collections.abc import Mapping
 
 from dpgrader.course import Course
+from dpgrader.grading.flagging import Graded, review
 from dpgrader.grading.task import GradingResult, GradingTask
+from dpgrader.ids import valid_student_id
 from dpgrader.outcomes import Effect, Flag, Outcome, Status
+from dpgrader.safe_output import one_line
 
 
 def remove_tree(path: Path) -> None:
@@ -77,14 +86,44 @@ def _write_log(course: Course, student: str, assignment: str, text: str) -> Path
     return path
 
 
-def record(course: Course, gradebook, task: GradingTask, result: GradingResult,
-           flags: Mapping[str, tuple[Flag, ...]] | None = None) -> Outcome:
+def record(gradebook, task: GradingTask, result: GradingResult) -> Graded:
+    """One result into the course: the submission reviewed (:func:`~dpgrader.grading.flagging.review`), merged
+    (:func:`merge_submission`) with its review flags, and who graded it logged; never raises on a merge."""
+    flags = review(task)
+    try:
+        graded = Graded(merge_submission(gradebook, task, result, flags), dict(flags))
+    except Exception as error:  # never let one submission stop the class
+        gradebook.db.rollback()
+        graded = Graded(Outcome(task.student, task.assignment, Status.ERROR, f"could not record the result: {error!r}",
+                                sandboxed=task.sandboxed), {})
+    log_graded(task, result, graded.outcome)
+    return graded
+
+
+def record_refused(gradebook, outcome: Outcome) -> Graded:
+    """A submission refused unread: 0 points in the gradebook (if its folder name is a student id)."""
+    if valid_student_id(outcome.student):  # a folder name that is no id stays out of the gradebook
+        merge(gradebook, outcome.student, outcome.assignment, GradingResult("", outcome.status))
+    return Graded(outcome, {})
+
+
+def log_graded(task: GradingTask, result: GradingResult, outcome: Outcome) -> str:
+    """Who graded what, for the instructor (``grading_logs/graded_by.log``); the line is returned."""
+    line = one_line(f"{task.student}/{task.assignment}: {outcome.status} by {result.worker or 'the grader'} "
+                    f"in {result.seconds:.1f} s")
+    with open(task.course.grading_logs / "graded_by.log", "a") as log:
+        log.write(line + "\n")
+    return line
+
+
+def merge_submission(gradebook, task: GradingTask, result: GradingResult,
+                     flags: Mapping[str, tuple[Flag, ...]] | None = None) -> Outcome:
     """Merge one result into the course: gradebook, autograded/ and feedback/ folders; return its outcome.
 
     ``flags`` are the submission's review flags by notebook (:func:`~dpgrader.grading.flagging.review`):
     the outcome carries them, in notebook order, each once.
     """
-    student, assignment, status = task.student, task.assignment, result.status
+    course, student, assignment, status = task.course, task.student, task.assignment, result.status
     score, maximum = merge(gradebook, student, assignment, result)
     if status != Status.OK and result.log:  # why, for the instructor: nbgrader's log with any traceback
         _write_log(course, student, assignment, result.log)

@@ -1,9 +1,10 @@
-"""The first steps of a grading run: find the submissions, plan one task per submission.
+"""The first step of a grading run, planning: find the submissions, one task per submission, packed as it is sent.
 
-:func:`find_submissions` lists ``submitted/<student>/<assignment>/`` (never globbed) and refuses,
-unread, a submission holding anything but plain files or under an id nbgrader would read as a
-pattern; :func:`plan_run` makes one :class:`~dpgrader.grading.task.GradingTask` per submission
-(largest first) and, with ``--resume``, leaves out what the gradebook holds graded already.
+:func:`plan_run` is the step: :func:`find_submissions` lists ``submitted/<student>/<assignment>/``
+(never globbed) and refuses, unread, a submission holding anything but plain files or under an id
+nbgrader would read as a pattern; each submission found becomes one
+:class:`~dpgrader.grading.task.GradingTask` (largest first; with ``--resume``, not those the gradebook
+holds graded already), and :meth:`Plan.packed` gives them as a worker gets them.
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ import csv
 import re
 import secrets
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from dpgrader.course import Course, notebooks_of
 from dpgrader.intake import irregular_entry
 from dpgrader.limits import GradingLimits
-from dpgrader.grading.task import GradingTask
+from dpgrader.grading.task import GradingTask, PackedTask
 from dpgrader.ids import valid_student_id
 from dpgrader.outcomes import Effect, Outcome, Status, read_outcomes
 from dpgrader.safe_output import one_line
@@ -112,12 +113,19 @@ class Plan:
         """The assignments the run touches, sorted."""
         return sorted({t.assignment for t in self.tasks} | {o.assignment for o in self.refused})
 
+    def packed(self) -> Iterator[PackedTask]:
+        """Each task as a worker gets it, its files read as it is sent (:meth:`~dpgrader.grading.task.GradingTask.packed`)."""
+        return (task.packed() for task in self.tasks)
 
-def plan_run(course: Course, submissions: Iterable[Submission], refused: Iterable[Outcome], limits: GradingLimits,
+
+def plan_run(course: Course, assignments: list[str] | None, students: list[str] | None, limits: GradingLimits, *,
              feedback: bool, sandboxed: bool, resume: bool) -> Plan:
-    """One task per submission, each with a random token, largest first; with ``resume``, only those not graded yet."""
+    """The submissions of ``course`` (:func:`find_submissions`), one task each with a random token, largest first.
+
+    With ``resume``, only those not graded yet (:func:`graded_before`), refused ones included.
+    """
+    submissions, refused = find_submissions(course, assignments, students)
     known = _readable_outcomes(course)
-    submissions, refused = list(submissions), list(refused)
     if resume:
         done = graded_before(course, known)
         submissions = [s for s in submissions if tuple(s) not in done]

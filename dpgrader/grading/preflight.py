@@ -8,10 +8,14 @@ submission, in the same sandbox and pipeline. Unless it earns every autograded p
 ``ok`` outcome, grading stops before any grade is written (:class:`PreflightFailed`), with one
 line an instructor can act on: which cell, which error. Its run time also sets the wall-clock
 budget of every submission of that assignment (:meth:`~dpgrader.limits.GradingLimits.time_budget`).
+:func:`grade_plan` is the run's step that grades: the pre-flight (:func:`preflight`: the plan in, the plan
+with its tasks' budgets out), then the class, on the same engine.
 """
 
 from __future__ import annotations
 
+import secrets
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,7 +23,9 @@ import nbformat
 
 from dpgrader.cells import cell_name, grade_id_of, is_grade, points
 from dpgrader.course import notebooks_of
-from dpgrader.grading.task import GradingResult, GradingTask
+from dpgrader.grading.engine import Engine
+from dpgrader.grading.plan import Plan
+from dpgrader.grading.task import AssignmentBundle, GradingResult, GradingTask
 from dpgrader.outcomes import Status
 
 PREFLIGHT_STUDENT = "reference-preflight"
@@ -27,6 +33,38 @@ PREFLIGHT_STUDENT = "reference-preflight"
 
 class PreflightFailed(RuntimeError):
     """The reference solution of an assignment did not earn full marks: nobody is graded."""
+
+
+def grade_plan(engine: Engine, plan: Plan,
+               bundles: Mapping[str, AssignmentBundle]) -> Iterator[tuple[GradingTask, GradingResult]]:
+    """Grade the plan's tasks on ``engine``, each assignment's reference solution first (:func:`preflight`); yield
+    ``(task, result)`` for each task, as they finish. A plan without tasks sends nothing (the engine need not run)."""
+    if not plan.tasks:
+        return
+    plan = preflight(engine, plan, bundles)
+    tasks = {task.token: task for task in plan.tasks}
+    for packed, result in engine.grade(plan.packed(), bundles):
+        yield tasks[packed.token], result
+
+
+def preflight(engine: Engine, plan: Plan, bundles: Mapping[str, AssignmentBundle]) -> Plan:
+    """Grade each assignment's reference solution on ``engine`` first; return ``plan`` with the time budget it set.
+
+    Raises :class:`PreflightFailed` (its log kept in ``grading_logs/``) if a reference solution does not
+    earn full marks: no submission is sent.
+    """
+    first = {a: preflight_task(t, secrets.token_hex(16)) for a, t in {t.assignment: t for t in plan.tasks}.items()}
+    budgets = {}
+    for packed, result in engine.grade((task.packed() for task in first.values()), bundles):
+        task = first[packed.assignment]
+        problem = preflight_problem(task, result)
+        if problem:
+            log = task.course.grading_logs / f"preflight-{task.assignment}.log"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.write_text(problem + "\n\n" + result.log)
+            raise PreflightFailed(f"grading stopped before any grade was written: {problem} (log: {log})")
+        budgets[task.assignment] = task.limits.time_budget(result.seconds)
+    return replace(plan, tasks=tuple(replace(t, limits=budgets[t.assignment]) for t in plan.tasks))
 
 
 def preflight_task(task: GradingTask, token: str) -> GradingTask:

@@ -3,113 +3,50 @@
 :func:`grade_class` is what ``python -m dpgrader.classroom grade`` runs; :func:`run_grading` reads as
 its steps, each a function of typed values (nothing calls back into the run):
 
-1. **find** (:func:`~dpgrader.grading.plan.find_submissions`): the submissions, and those refused unread;
-2. **plan** (:func:`~dpgrader.grading.plan.plan_run`): one :class:`~dpgrader.grading.task.GradingTask` per
-   submission, largest first (``--resume``: those not graded yet);
-3. **pre-flight** (:func:`preflight`): each assignment's reference solution graded first, on the same
-   engine; the tasks get their time budget from it (:mod:`dpgrader.grading.preflight`);
-4. **pack** (:func:`pack`) and **grade on an engine** (:meth:`~dpgrader.grading.engine.Engine.grade`):
-   the submission's files as bytes to the workers, ``(task, result)`` pairs back;
-5. **review** (:func:`~dpgrader.grading.flagging.review`) and **merge** (:func:`merge_result`): each
-   result into the gradebook and the course's folders, with the submission's review flags;
-6. **copy check** (:func:`~dpgrader.grading.flagging.copy_check`) and the flags shown in formgrader
-   (:func:`~dpgrader.grading.flagging.comment_flags`);
-7. **export**: ``grading_outcomes.csv`` and ``grades.csv`` from the outcomes in memory
-   (:func:`~dpgrader.grading.export.grade_rows`); the command line then **reports** (the summary,
-   the mistakes pages).
+1. **plan** (:func:`~dpgrader.grading.plan.plan_run`): the submissions found, those refused unread, one
+   :class:`~dpgrader.grading.task.GradingTask` per submission, largest first (``--resume``: those not graded
+   yet), packed as a worker gets them (:meth:`~dpgrader.grading.plan.Plan.packed`);
+2. **grade on an engine** (:func:`~dpgrader.grading.preflight.grade_plan`): the pre-flight first, each
+   assignment's reference solution graded on the same engine, the plan's tasks getting their time budget from
+   it (:func:`~dpgrader.grading.preflight.preflight`); then the submissions' files as bytes to the workers
+   (:meth:`~dpgrader.grading.engine.Engine.grade`), ``(task, result)`` pairs back;
+3. **record** (:func:`~dpgrader.grading.merge.record`): each result reviewed and merged into the gradebook and
+   the course's folders, as an outcome with its review flags;
+4. **flag copies** (:func:`~dpgrader.grading.flagging.flag_copies`): the copy check, then every flag shown in
+   formgrader;
+5. **export** (:func:`~dpgrader.grading.export.export_run`): ``grading_outcomes.csv`` and ``grades.csv`` from
+   the outcomes in memory; the command line then **reports** (the summary, the mistakes pages).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from dpgrader import sandbox
 from dpgrader.course import Course
 from dpgrader.grading.bundle import assignment_bundle
 from dpgrader.grading.engine import Engine
-from dpgrader.grading.export import GradeRow, grade_rows, write_grades
-from dpgrader.grading.flagging import Graded, comment_flags, copy_check, review
-from dpgrader.grading.merge import merge, record
-from dpgrader.grading.plan import (  # noqa: F401 -- the first steps, re-exported with the run
+from dpgrader.grading.export import GradeRow, export_run
+from dpgrader.grading.flagging import Graded, flag_copies
+from dpgrader.grading.merge import record, record_refused
+from dpgrader.grading.plan import (  # noqa: F401 -- the first step, re-exported with the run
     PATTERN_CHARACTERS, Plan, Submission, class_limits, ensure_assignments, find_submissions, graded_before, plan_run,
 )
-from dpgrader.grading.preflight import PreflightFailed, preflight_problem, preflight_task
-from dpgrader.grading.task import AssignmentBundle, GradingResult, GradingTask, PackedTask
-from dpgrader.ids import valid_student_id
-from dpgrader.outcomes import Outcome, Status, write_outcomes
+from dpgrader.grading.preflight import grade_plan
+from dpgrader.grading.task import AssignmentBundle
+from dpgrader.outcomes import Outcome
 from dpgrader.safe_output import one_line
-
-
-# --- 3. pre-flight, 4. pack ------------------------------------------------------------------------------
 
 
 def bundles_for(course: Course, plan: Plan) -> dict[str, AssignmentBundle]:
     """The gradebook knows every assignment of the run; each graded assignment's bundle for the workers."""
     ensure_assignments(course, plan.assignments)
     return {a: assignment_bundle(course, a) for a in sorted({t.assignment for t in plan.tasks})}
-
-
-def preflight(engine: Engine, tasks: Iterable[GradingTask], bundles: Mapping[str, AssignmentBundle]) -> list[GradingTask]:
-    """Grade each assignment's reference solution first; return ``tasks`` with the time budget it set.
-
-    Raises :class:`~dpgrader.grading.preflight.PreflightFailed` (its log kept in ``grading_logs/``) if
-    a reference solution does not earn full marks: no submission is sent.
-    """
-    tasks = list(tasks)
-    first = {a: preflight_task(t, secrets.token_hex(16)) for a, t in {t.assignment: t for t in tasks}.items()}
-    budgets = {}
-    for packed, result in engine.grade(pack(first.values()), bundles):
-        task = first[packed.assignment]
-        problem = preflight_problem(task, result)
-        if problem:
-            log = task.course.grading_logs / f"preflight-{task.assignment}.log"
-            log.parent.mkdir(parents=True, exist_ok=True)
-            log.write_text(problem + "\n\n" + result.log)
-            raise PreflightFailed(f"grading stopped before any grade was written: {problem} (log: {log})")
-        budgets[task.assignment] = task.limits.time_budget(result.seconds)
-    return [replace(t, limits=budgets[t.assignment]) for t in tasks]
-
-
-def pack(tasks: Iterable[GradingTask]) -> Iterator[PackedTask]:
-    """Each task as a worker gets it, its files read as it is sent (:meth:`~dpgrader.grading.task.GradingTask.packed`)."""
-    return (task.packed() for task in tasks)
-
-
-# --- 5. merge --------------------------------------------------------------------------------------------
-
-
-def merge_result(gradebook, task: GradingTask, result: GradingResult, flags: Mapping[str, tuple]) -> Graded:
-    """One result into the course (:func:`~dpgrader.grading.merge.record`), with its review flags; never raises."""
-    try:
-        outcome = record(task.course, gradebook, task, result, flags)
-    except Exception as error:  # never let one submission stop the class
-        gradebook.db.rollback()
-        outcome = Outcome(task.student, task.assignment, Status.ERROR, f"could not record the result: {error!r}",
-                          sandboxed=task.sandboxed)
-        return Graded(outcome, {})
-    return Graded(outcome, dict(flags))
-
-
-def merge_refused(gradebook, outcome: Outcome) -> Graded:
-    """A submission refused unread: 0 points in the gradebook (if its folder name is a student id)."""
-    if valid_student_id(outcome.student):  # a folder name that is no id stays out of the gradebook
-        merge(gradebook, outcome.student, outcome.assignment, GradingResult("", outcome.status))
-    return Graded(outcome, {})
-
-
-def log_graded(task: GradingTask, result: GradingResult, outcome: Outcome) -> str:
-    """Who graded what, for the instructor (``grading_logs/graded_by.log``); the line is returned."""
-    line = one_line(f"{task.student}/{task.assignment}: {outcome.status} by {result.worker or 'the grader'} "
-                    f"in {result.seconds:.1f} s")
-    with open(task.course.grading_logs / "graded_by.log", "a") as log:
-        log.write(line + "\n")
-    return line
 
 
 # --- the run ---------------------------------------------------------------------------------------------
@@ -204,11 +141,12 @@ def run_grading(
 
     worker_env = sandbox_for(sandboxed, scheduler)
     course = root if isinstance(root, Course) else Course(Path(root).resolve())
-    plan = plan_run(course, *find_submissions(course, assignments, students), class_limits(course, limits),
-                    feedback, sandboxed, resume)
+    plan = plan_run(course, assignments, students, class_limits(course, limits), feedback=feedback,
+                    sandboxed=sandboxed, resume=resume)
     engine = engine or default_engine(scheduler, tls, workers, len(plan.tasks) + len({t.assignment for t in plan.tasks}),
                                       worker_env)
     graded: list[Graded] = []
+    bundles: dict[str, AssignmentBundle] = {}
     lost = None
     course.grading_logs.mkdir(parents=True, exist_ok=True)
     with contextlib.ExitStack() as run:
@@ -220,29 +158,24 @@ def run_grading(
         bar = run.enter_context(tqdm(total=len(plan.tasks), desc=f"grading on {engine.description}",
                                      unit="submission", disable=not progress))
         try:
-            tasks = {task.token: task for task in preflight(engine, plan.tasks, bundles)} if plan.tasks else {}
-            for packed, result in engine.grade(pack(tasks.values()), bundles) if tasks else ():
-                task = tasks[packed.token]
-                graded.append(merge_result(gradebook, task, result, review(task)))
-                bar.set_postfix_str(log_graded(task, result, graded[-1].outcome).split(" by ")[0], refresh=False)
+            for task, result in grade_plan(engine, plan, bundles):  # the pre-flight first, then the class
+                graded.append(record(gradebook, task, result))
+                bar.set_postfix_str(one_line(f"{task.student}/{task.assignment}: {graded[-1].outcome.status}"),
+                                    refresh=False)
                 bar.update()
         except ClusterLost as error:
             lost = error
-        graded += [merge_refused(gradebook, outcome) for outcome in plan.refused]  # after the pre-flight passed
+        graded += [record_refused(gradebook, outcome) for outcome in plan.refused]  # after the pre-flight passed
         if plan.tasks:
             engine.keep_logs(course.grading_logs)
-    graded = copy_check(course, sorted(graded, key=lambda g: (g.outcome.assignment, g.outcome.student)))
-    comment_flags(course, graded)  # formgrader shows each submission's flags
+    graded = flag_copies(course, sorted(graded, key=lambda g: (g.outcome.assignment, g.outcome.student)))
     outcomes = [g.outcome for g in graded]
-    everyone = {**plan.known, **{(o.student, o.assignment): o for o in outcomes}}
-    write_outcomes(course, everyone.values(), replace_all=True)
-    rows = grade_rows(course, everyone)
-    write_grades(rows, csv_path or course.root / "grades.csv")
+    recorded, rows = export_run(course, plan.known, outcomes, csv_path or course.root / "grades.csv")
     if lost is not None:
         missing = len(plan.tasks) + len(plan.refused) - len(outcomes)
         raise type(lost)(f"{lost}: grading stopped; {len(outcomes)} submission(s) graded and kept, {missing} not "
                          "graded: run `grade --resume` to grade only those")
-    return GradingRun(outcomes, everyone, rows)
+    return GradingRun(outcomes, recorded, rows)
 
 
 def sandbox_for(sandboxed: bool, scheduler: str | None) -> dict[str, str]:
