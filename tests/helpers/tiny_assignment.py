@@ -1,9 +1,11 @@
-"""A tiny assignment for the tests of the grader's own mechanics (cluster, install, limits): seconds to grade.
+"""A tiny assignment for the tests of the grader's own mechanics (cluster, pre-flight, kernel start-up): cheap to grade.
 
 The course's assignments take several seconds of cells each; a test that checks how grading is run (a worker
-killed, a scheduler gone, a path with a space) and not what an assignment asks grades this one instead (its reference:
-about half a CPU second of kernel time, where 01_definition's takes several). It has the structure of a real one:
-a read-only set-up cell importing ``dplib.testing``, solution cells with ``### BEGIN SOLUTION``, autograded test
+killed, a scheduler gone, a kernel that cannot start) and not what an assignment asks grades this one instead (its
+reference: about half a CPU second of kernel time, where 01_definition's takes several). It has the structure of a
+real one:
+a read-only set-up cell importing ``dplib.testing`` and reading a course data set (a hidden test needs it, so a
+kernel that cannot read dplib's data loses a point), solution cells with ``### BEGIN SOLUTION``, autograded test
 cells with points and hidden tests, and a manually graded written answer.
 
 :func:`tiny_repo` writes it, with the course's ``nbgrader_config.py``, as a repository for
@@ -28,7 +30,10 @@ TEXT = '''%% markdown
 
 %% readonly id=setup_imports
 import math
+from dplib.datasets import load_voter_roll
 from dplib.testing import check_close
+
+voters = load_voter_roll()  # the course's data, read from dplib's folder as the assignments read it
 
 %% solution id=double_solution
 def double(x):
@@ -42,6 +47,7 @@ def double(x):
 check_close(double(2), 4)
 ### BEGIN HIDDEN TESTS
 check_close(double(-1.5), -3.0)
+check_close(double(len(voters)) / len(voters), 2.0)
 ### END HIDDEN TESTS
 
 %% solution id=log_ratio_solution
