@@ -22,12 +22,8 @@ and written there as ``timings.json``.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
 import subprocess
-import sys
-import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,12 +32,11 @@ import nbformat
 import pytest
 
 try:  # pytest puts tests/ on sys.path (rootdir without __init__.py) ...
-    from test_browser import CHROMIUM, CHROMIUM_FLAGS, free_port, sync_playwright_or_skip, wait_until_serving
+    from test_browser import CHROMIUM, CHROMIUM_FLAGS, sync_playwright_or_skip
 except ImportError:  # ... or tests/ is a package
-    from tests.test_browser import CHROMIUM, CHROMIUM_FLAGS, free_port, sync_playwright_or_skip, wait_until_serving
+    from tests.test_browser import CHROMIUM, CHROMIUM_FLAGS, sync_playwright_or_skip
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "deploy" / "jupyterhub"))
-import local_hub  # noqa: E402
+from helpers.hub import hub_venv, local_hub, new_hub, running_hub
 
 pytestmark = pytest.mark.browser
 
@@ -52,61 +47,23 @@ INSTRUCTOR, ALICE, BOB = "dpe2e-teach", "dpe2e-alice", "dpe2e-bob"
 ARTIFACTS = REPO / "tests" / "artifacts" / "hub_e2e"
 STEP_TIMEOUT_MS = 120_000
 SPAWN_TIMEOUT_MS = 180_000  # a user's first server start: 5-30 s, more on a loaded machine
-HUB_START_TIMEOUT = 90
-
-
-def skip_or_fail(reason: str):
-    if os.environ.get("CI"):
-        pytest.fail(f"the hub test cannot run in CI: {reason}")
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")
 def hub():
     """A running hub with its users; everything it made is removed afterwards."""
-    if os.geteuid() != 0:
-        skip_or_fail("needs root to create system users")
-    venv = REPO / ".venv-hub"
-    if not (venv / "bin" / "jupyterhub").exists():
-        skip_or_fail(f"{venv} is missing: run `make hub-install`")
-    base = Path(tempfile.mkdtemp(prefix="dp-hub-e2e-"))
-    base.chmod(0o755)  # the exchange inside must be reachable by every user
-    hub = local_hub.Hub(
-        url=f"http://127.0.0.1:{free_port()}",
-        internal_port=free_port(),
-        proxy_api_port=free_port(),
-        state=base / "state",
-        exchange=base / "exchange",
-        instructors=[INSTRUCTOR],
-        students=[ALICE, BOB],
-        instructors_group="dpe2e-instructors",
-        students_group="dpe2e-students",
-        assignments=[ASSIGNMENT],
-        venv=venv,
-    )
+    venv = hub_venv("needs root to create system users")
+    base, hub = new_hub("dp-hub-e2e-", instructors=[INSTRUCTOR], students=[ALICE, BOB],
+                        instructors_group="dpe2e-instructors", students_group="dpe2e-students",
+                        assignments=[ASSIGNMENT], venv=venv)
     log_path = base / "jupyterhub.log"
-    process = None
     try:
         started = time.perf_counter()
         local_hub.set_up(hub)
         hub.setup_seconds = time.perf_counter() - started
-        with open(log_path, "wb") as log:
-            process = local_hub.start(hub, log=log)
-            wait_until_serving(process, f"{hub.url}/hub/api/", log_path, "JupyterHub", HUB_START_TIMEOUT, poll=0.5)
-            hub.log_path = log_path
+        with running_hub(hub, log_path):
             yield hub
     finally:
-        if process is not None:
-            process.terminate()  # the hub stops the users' servers on SIGTERM
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
-            try:
-                os.killpg(process.pid, signal.SIGKILL)  # the proxy, in the hub's process group
-            except ProcessLookupError:
-                pass
         if log_path.exists():
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             shutil.copy(log_path, ARTIFACTS / "jupyterhub.log")

@@ -24,10 +24,7 @@ import json
 import os
 import pwd
 import shutil
-import signal
 import subprocess
-import sys
-import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -39,34 +36,20 @@ import pytest
 import requests
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-try:  # pytest puts tests/deploy on sys.path (rootdir without __init__.py) ...
-    from test_browser import free_port, wait_until_serving
-except ImportError:  # ... or tests/ is a package
-    from tests.deploy.test_browser import free_port, wait_until_serving
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "deploy" / "jupyterhub"))
-import local_hub  # noqa: E402
+from helpers.hub import hub_venv, local_hub, new_hub, running_hub, skip_or_fail
 
 pytestmark = pytest.mark.browser  # starts a hub: with the other hub and browser tests, not in make test-fast
 
-REPO = Path(__file__).resolve().parents[2]
 ISSUER = "https://lms.example.test"
 CLIENT_ID = "10000000000042"
 DEPLOYMENT_ID = "7:dp-course-2026"
 KID = "lms-key-1"
 LEARNER, INSTRUCTOR = "dpltiAda.L", "dplti-Teach"  # mixed case: kept as the LMS sent it
 SYSTEM_GROUP = "dplti-test"
-HUB_START_TIMEOUT = 90
 SPAWN_TIMEOUT = 180
 LTI = "https://purl.imsglobal.org/spec/lti/claim"
 ROLE_LEARNER = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"
 ROLE_INSTRUCTOR = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"
-
-
-def skip_or_fail(reason: str):
-    if os.environ.get("CI"):
-        pytest.fail(f"the LTI hub test cannot run in CI: {reason}")
-    pytest.skip(reason)
 
 
 class Platform:
@@ -178,51 +161,20 @@ def platform():
 @pytest.fixture(scope="module")
 def hub(platform):
     """The course's hub with the LTI switch on, trusting ``platform``; its users and state removed afterwards."""
-    if os.geteuid() != 0:
-        skip_or_fail("needs root: the hub makes a Unix account at each user's first launch")
-    venv = REPO / ".venv-hub"
-    if not (venv / "bin" / "jupyterhub").exists():
-        skip_or_fail(f"{venv} is missing: run `make hub-install`")
+    venv = hub_venv("needs root: the hub makes a Unix account at each user's first launch")
     if subprocess.run([str(venv / "bin" / "python"), "-c", "import ltiauthenticator"], capture_output=True).returncode:
         skip_or_fail(f"{venv} has no ltiauthenticator: run `make hub-install` again")
-    base = Path(tempfile.mkdtemp(prefix="dp-hub-lti-"))
-    base.chmod(0o755)
-    hub = local_hub.Hub(
-        url=f"http://127.0.0.1:{free_port()}",
-        internal_port=free_port(),
-        proxy_api_port=free_port(),
-        state=base / "state",
-        exchange=base / "exchange",
-        instructors=[INSTRUCTOR],
-        students=[LEARNER],
-        instructors_group="dplti-instructors",  # hub groups here; tear_down's groupdel finds no such Unix group
-        students_group="dplti-students",
-        venv=venv,
-        extra_env=platform.settings,
-    )
+    base, hub = new_hub("dp-hub-lti-", instructors=[INSTRUCTOR], students=[LEARNER],
+                        # hub groups here; tear_down's groupdel finds no such Unix group
+                        instructors_group="dplti-instructors", students_group="dplti-students",
+                        venv=venv, extra_env=platform.settings)
     hub.state.mkdir(mode=0o700)
     hub.exchange.mkdir()
     hub.exchange.chmod(0o1777)
-    log_path = base / "jupyterhub.log"
-    process = None
     try:
-        with open(log_path, "wb") as log:
-            process = local_hub.start(hub, log=log)
-            wait_until_serving(process, f"{hub.url}/hub/api/", log_path, "JupyterHub", HUB_START_TIMEOUT, poll=0.5)
-            hub.log_path = log_path
+        with running_hub(hub, base / "jupyterhub.log"):
             yield hub
     finally:
-        if process is not None:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         local_hub.tear_down(hub)
         subprocess.run(["groupdel", SYSTEM_GROUP], capture_output=True)
         shutil.rmtree(base, ignore_errors=True)

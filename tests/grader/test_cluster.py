@@ -2,7 +2,9 @@
 
 Each fault is made from outside, as it happens on a cluster: a worker killed with SIGKILL mid-task, a
 worker whose sandbox cannot start, a submission that kills every worker it is tried on, the
-scheduler gone mid-run. Nothing of Dask is mocked; the class is small (one assignment, a few students).
+scheduler gone mid-run. Nothing of Dask is mocked; the class is small: a few students of one tiny assignment
+(``helpers.tiny_assignment``: a few cells with the grade cells of a real one, cheap to grade), since
+what is tested is how the cluster runs the grading, not what an assignment asks.
 """
 
 from __future__ import annotations
@@ -15,34 +17,42 @@ import threading
 import time
 from pathlib import Path
 
+import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
 from dpgrader import Course
-from dpgrader.course import REPO_ROOT, nbgrader_env
+from dpgrader.course import nbgrader_env
 from dpgrader.grading.cluster import ClusterLost, connect
 from dpgrader.grading.preflight import PreflightFailed
 from dpgrader.grading.run import grade_class
 from dpgrader.outcomes import Status, read_outcomes
 from helpers.dask_cluster import CrashOnStudent, DaskProcesses, make_certificates
+from helpers.tiny_assignment import TINY, tiny_notebook, tiny_repo, unanswered
 
 pytestmark = [pytest.mark.pipeline, pytest.mark.xdist_group("dask")]
 
-ASSIGNMENT = "01_definition"
-SOURCE = REPO_ROOT / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-RELEASE = REPO_ROOT / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+ASSIGNMENT = TINY
+SOURCE = tiny_notebook()  # the reference solution
+RELEASE = unanswered()  # the notebook as released, handed in untouched
 
 
-def _course(folder: Path, students: dict[str, Path | str]) -> Course:
-    """A course of 01_definition; each student hands in a notebook file, or text (a broken notebook)."""
-    course = Course.from_repo(folder, [ASSIGNMENT])
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory) -> Path:
+    """A repository of the tiny assignment, the course's ``nbgrader_config.py`` beside it."""
+    return tiny_repo(tmp_path_factory.mktemp("tiny_repo"))
+
+
+def _course(folder: Path, students: dict[str, nbformat.NotebookNode | str], repo: Path) -> Course:
+    """A course of the tiny assignment; each student hands in a notebook, or text (a broken notebook)."""
+    course = Course.from_repo(folder, [ASSIGNMENT], repo=repo)
     for student, notebook in students.items():
         target = course.submitted(student, ASSIGNMENT)
         target.mkdir(parents=True)
-        if isinstance(notebook, Path):
-            (target / SOURCE.name).write_bytes(notebook.read_bytes())
+        if isinstance(notebook, str):
+            (target / f"{ASSIGNMENT}.ipynb").write_text(notebook)
         else:
-            (target / SOURCE.name).write_text(notebook)
+            nbformat.write(notebook, str(target / f"{ASSIGNMENT}.ipynb"))
     return course
 
 
@@ -75,9 +85,9 @@ def tls_cluster(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def local_grades(tmp_path_factory):
+def local_grades(tmp_path_factory, repo):
     """The same class graded by the local pool: what the cluster must reproduce."""
-    course = _course(tmp_path_factory.mktemp("local") / "course", CLASS)
+    course = _course(tmp_path_factory.mktemp("local") / "course", CLASS, repo)
     return _graded(grade_class(course.root, workers=2, progress=False))
 
 
@@ -94,8 +104,8 @@ def _kill_a_worker_mid_task(processes: DaskProcesses, killed: list, stop: thread
             time.sleep(0.05)
 
 
-def test_a_worker_killed_mid_task_changes_no_grade_and_doubles_nothing(tls_cluster, local_grades, tmp_path):
-    course = _course(tmp_path / "course", CLASS)
+def test_a_worker_killed_mid_task_changes_no_grade_and_doubles_nothing(tls_cluster, local_grades, tmp_path, repo):
+    course = _course(tmp_path / "course", CLASS, repo)
     killed, stop = [], threading.Event()
     killer = threading.Thread(target=_kill_a_worker_mid_task, args=(tls_cluster, killed, stop))
     killer.start()
@@ -109,15 +119,16 @@ def test_a_worker_killed_mid_task_changes_no_grade_and_doubles_nothing(tls_clust
     assert sorted(_graded_by(course)) == sorted(CLASS), "every submission accepted exactly once"
     with Gradebook(course.gradebook_url) as gradebook:
         assert sorted(s.student.id for s in gradebook.find_assignment(ASSIGNMENT).submissions) == sorted(CLASS)
-        cells = len(gradebook.find_notebook(SOURCE.stem, ASSIGNMENT).grade_cells)
+        cells = len(gradebook.find_notebook(ASSIGNMENT, ASSIGNMENT).grade_cells)
         for student in CLASS:
             (notebook,) = gradebook.find_submission(ASSIGNMENT, student).notebooks
             assert len(notebook.grades) == cells, (student, len(notebook.grades))
     assert set(read_outcomes(course.root)) == {(s, ASSIGNMENT) for s in CLASS}
 
 
-def test_a_submission_that_kills_every_worker_is_recorded_and_the_class_is_graded(tls_cluster, local_grades, tmp_path):
-    course = _course(tmp_path / "course", {"ada": SOURCE, "crasher": SOURCE})
+def test_a_submission_that_kills_every_worker_is_recorded_and_the_class_is_graded(tls_cluster, local_grades, tmp_path,
+                                                                                   repo):
+    course = _course(tmp_path / "course", {"ada": SOURCE, "crasher": SOURCE}, repo)
     with tls_cluster.client() as client:
         client.register_plugin(CrashOnStudent("crasher"))
     outcomes = {o.student: o for o in grade_class(course.root, progress=False, scheduler=tls_cluster.address,
@@ -166,12 +177,12 @@ def test_a_plain_connection_off_this_machine_is_not_even_tried(address):
         connect(address)
 
 
-def test_a_worker_whose_sandbox_cannot_start_grades_nothing(tmp_path):
+def test_a_worker_whose_sandbox_cannot_start_grades_nothing(tmp_path, repo):
     """Its PATH has no bwrap, and its environment even asks for no sandbox: it answers error, with the reason."""
     processes = DaskProcesses(tmp_path / "dask")
     processes.start_scheduler()
     processes.start_worker("broken", env={"PATH": str(Path(sys.executable).parent), "DPLIB_NO_SANDBOX": "1"})
-    course = _course(tmp_path / "course", {"ada": SOURCE})
+    course = _course(tmp_path / "course", {"ada": SOURCE}, repo)
     try:
         processes.wait_for_workers(1)
         with pytest.raises(PreflightFailed, match=r"the sandbox cannot start on worker tcp://127\.0\.0\.1:\d+ "
@@ -183,8 +194,8 @@ def test_a_worker_whose_sandbox_cannot_start_grades_nothing(tmp_path):
         assert not gradebook.find_assignment(ASSIGNMENT).submissions, "no grade was written"
 
 
-def test_the_scheduler_gone_stops_grading_keeps_the_grades_and_a_rerun_grades_only_the_rest(tmp_path):
-    course = _course(tmp_path / "course", CLASS)
+def test_the_scheduler_gone_stops_grading_keeps_the_grades_and_a_rerun_grades_only_the_rest(tmp_path, repo):
+    course = _course(tmp_path / "course", CLASS, repo)
     processes = DaskProcesses(tmp_path / "dask")
     command = [sys.executable, "-m", "dpgrader.classroom", "--course", str(course.root), "grade", "--no-feedback"]
     try:
@@ -224,13 +235,13 @@ def test_the_scheduler_gone_stops_grading_keeps_the_grades_and_a_rerun_grades_on
     assert set(read_outcomes(course.root)) == {(s, ASSIGNMENT) for s in CLASS}
 
 
-def test_a_worker_that_forges_results_grades_nobody_and_the_class_goes_on(tls_cluster, local_grades, tmp_path):
+def test_a_worker_that_forges_results_grades_nobody_and_the_class_goes_on(tls_cluster, local_grades, tmp_path, repo):
     """Each forged answer (another task's token, a file outside its folder, a field of the wrong type) makes its
     task an ``error`` with no grade; the honest classmate keeps her grade, and nothing lands outside the course."""
     from helpers.forging_worker import ForgeResults
 
     forged = ("mallory_replay", "mallory_paths", "mallory_fields")
-    course = _course(tmp_path / "course", {"ada": SOURCE, **dict.fromkeys(forged, SOURCE)})
+    course = _course(tmp_path / "course", {"ada": SOURCE, **dict.fromkeys(forged, SOURCE)}, repo)
     with tls_cluster.client() as client:
         client.register_plugin(ForgeResults())
     try:

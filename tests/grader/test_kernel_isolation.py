@@ -10,7 +10,9 @@ The attacks of issue 29, run against real sandboxed kernels:
 - a starving attacker (fifty busy processes, each in a session of its own) is graded beside an
   honest classmate on two workers: her grade and outcome are those of grading her alone;
 - a course and its environment under ``/tmp`` grade (the fork binds back what its fresh ``/tmp``
-  hides), and a kernel that dies at start-up makes the pre-flight say why, in its own words.
+  hides), and a kernel that dies at start-up makes the pre-flight say why, in its own words (both
+  on the tiny assignment of ``helpers.tiny_assignment``: what they test is where and whether a
+  kernel starts, not what it computes).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -30,6 +33,7 @@ from dpgrader.grading.preflight import PreflightFailed
 from dpgrader.course import REPO_ROOT, nbgrader_env
 from dpgrader.outcomes import Status
 from helpers.checks import autograded_points
+from helpers.tiny_assignment import POINTS as TINY_POINTS, TINY, tiny_notebook, tiny_repo
 from dpgrader.sandbox.stderr import StderrTail, last_error_line
 from dpgrader.sandbox.zygote import Zygote, ZygoteUnavailable
 
@@ -217,17 +221,23 @@ for _ in range(50):
 HOLD = "import os, time\ntime.sleep(40)\nos._exit(0)"
 
 
-def _course(root, submissions: dict[str, nbformat.NotebookNode], config_line: str = "") -> Course:
-    course = Course.from_repo(root, [ASSIGNMENT])
+def _course(root, submissions: dict[str, nbformat.NotebookNode], config_line: str = "",
+            assignment: str = ASSIGNMENT, repo: Path = REPO_ROOT) -> Course:
+    course = Course.from_repo(root, [assignment], repo=repo)
     if config_line:
         with open(course.root / "nbgrader_config.py", "a") as config:
             config.write("\n" + config_line + "\n")
-    course.generate_assignment(ASSIGNMENT)
+    course.generate_assignment(assignment)
     for student, notebook in submissions.items():
-        folder = course.root / "submitted" / student / ASSIGNMENT
+        folder = course.root / "submitted" / student / assignment
         folder.mkdir(parents=True)
-        nbformat.write(notebook, str(folder / SOURCE.name))
+        nbformat.write(notebook, str(folder / f"{assignment}.ipynb"))
     return course
+
+
+def _tiny_course(root: Path, config_line: str = "") -> Course:
+    """A course of the tiny assignment where ada hands in its reference."""
+    return _course(root / "course", {"ada": tiny_notebook()}, config_line, TINY, tiny_repo(root / "repo"))
 
 
 def _reference() -> nbformat.NotebookNode:
@@ -266,7 +276,7 @@ def _in_tmp_namespace(command: list[str], where: str) -> list[str]:
 
 @pytest.mark.pipeline
 def test_a_course_and_environment_under_tmp_grade(tmp_path):
-    course = _course(tmp_path / "course", {"ada": _reference()})
+    course = _tiny_course(tmp_path)
     where = tempfile.mkdtemp(prefix="dplib-anywhere-", dir="/tmp")
     try:
         python = f"{where}/.venv/bin/python"
@@ -276,13 +286,13 @@ def test_a_course_and_environment_under_tmp_grade(tmp_path):
     finally:
         os.rmdir(where)
     assert run.returncode == 0, run.stderr[-3000:]
-    outcome = read_outcomes(course.root)["ada", ASSIGNMENT]
-    assert (outcome.status, outcome.score) == (Status.OK, FULL_MARKS), outcome
+    outcome = read_outcomes(course.root)["ada", TINY]
+    assert (outcome.status, outcome.score) == (Status.OK, sum(TINY_POINTS.values())), outcome
 
 
 @pytest.mark.pipeline
 def test_a_kernel_dying_at_start_up_makes_the_preflight_say_why_in_its_own_words(tmp_path):
-    course = _course(tmp_path / "course", {"ada": _reference()}, config_line=(
+    course = _tiny_course(tmp_path, config_line=(
         'c.Execute.extra_arguments = ["--IPKernelApp.displayhook_class=no_such_kernel_module.DisplayHook"]'))
     with pytest.raises(PreflightFailed) as stopped:
         grade_class(course.root, workers=1, feedback=False, progress=False)

@@ -3,7 +3,9 @@
 Each course here is broken the way a real one breaks (a library the kernel cannot import; a
 grading guard that cannot be installed). Two honest students hand in the reference solution; the
 class grader must grade neither of them, write no grade and no ``grades.csv``, and say in one
-line which cell failed with which error. The command line exits non-zero with that line.
+line which cell failed with which error. The command line exits non-zero with that line. The broken courses
+are of the tiny assignment of ``helpers.tiny_assignment`` (what is tested is how a broken environment stops
+the run, not what the cells compute).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dpgrader.grading.task import CellScore, GradingResult, GradingTask, Noteboo
 from dpgrader.course import REPO_ROOT, nbgrader_env
 from dpgrader.outcomes import Status, TaskNotes
 from dpgrader.preprocessors import GuardedExecute
+from helpers.tiny_assignment import TINY, tiny_repo
 
 pytestmark = pytest.mark.pipeline
 
@@ -33,22 +36,23 @@ STUDENTS = ("ada", "bea")
 
 
 def _broken_course(tmp_path, *, import_line: str = "", config_line: str = "") -> Course:
-    """A copy of the course whose first test cell needs ``import_line``, or whose config ends with ``config_line``."""
-    course = Course.from_repo(tmp_path / "course", [ASSIGNMENT])
-    source = course.root / "source" / ASSIGNMENT / SOURCE.name
+    """A course of the tiny assignment whose first test cell needs ``import_line``, or whose config ends with
+    ``config_line``."""
+    course = Course.from_repo(tmp_path / "course", [TINY], repo=tiny_repo(tmp_path / "repo"))
+    source = course.root / "source" / TINY / f"{TINY}.ipynb"
     if import_line:
         notebook = nbformat.read(str(source), as_version=4)
-        test = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_uniqueness")
+        test = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_double")
         test.source = test.source.replace('"""\n', '"""\n' + import_line + "\n", 1)
         nbformat.write(notebook, str(source))
     if config_line:
         with open(course.root / "nbgrader_config.py", "a") as config:
             config.write("\n" + config_line + "\n")
-    course.generate_assignment(ASSIGNMENT)
+    course.generate_assignment(TINY)
     for student in STUDENTS:
-        folder = course.root / "submitted" / student / ASSIGNMENT
+        folder = course.root / "submitted" / student / TINY
         folder.mkdir(parents=True)
-        nbformat.write(nbformat.read(str(source), as_version=4), str(folder / SOURCE.name))
+        nbformat.write(nbformat.read(str(source), as_version=4), str(folder / source.name))
     return course
 
 
@@ -59,7 +63,7 @@ def _nothing_was_written(course: Course) -> None:
     with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
         for student in STUDENTS:
             with pytest.raises(MissingEntry):
-                gradebook.find_submission(ASSIGNMENT, student)
+                gradebook.find_submission(TINY, student)
 
 
 def test_a_library_the_kernel_cannot_import_stops_grading_with_the_cell_and_the_error(tmp_path):
@@ -67,8 +71,8 @@ def test_a_library_the_kernel_cannot_import_stops_grading_with_the_cell_and_the_
     with pytest.raises(PreflightFailed) as stopped:
         grade_class(course.root, workers=2, progress=False)
     said = str(stopped.value)
-    assert said.startswith("grading stopped before any grade was written: 01_definition: the reference solution scores 10/12 "
-                           "in the grading sandbox; first error in 01_definition.ipynb, test_uniqueness: ModuleNotFoundError: "
+    assert said.startswith("grading stopped before any grade was written: 99_tiny: the reference solution scores 2/3 "
+                           "in the grading sandbox; first error in 99_tiny.ipynb, test_double: ModuleNotFoundError: "
                            "No module named 'no_such_course_library' (log: "), said
     assert "\n" not in said
     _nothing_was_written(course)
@@ -83,12 +87,12 @@ def test_a_library_the_kernel_cannot_import_stops_grading_with_the_cell_and_the_
 
 def test_a_guard_that_cannot_be_installed_is_an_error_never_ok(tmp_path):
     course = _broken_course(tmp_path, config_line='c.GuardedExecute.preload = ["no_such_module_for_the_guard"]')
-    with pytest.raises(PreflightFailed, match=r"status error \(01_definition: the grading guard could not "
+    with pytest.raises(PreflightFailed, match=r"status error \(99_tiny: the grading guard could not "
                                               r"be installed \(ModuleNotFoundError: No module named "
                                               r"'no_such_module_for_the_guard'\)"):
         grade_class(course.root, workers=1, progress=False)
     _nothing_was_written(course)
-    log = course.root / "autograded" / "grading_logs" / f"preflight-{ASSIGNMENT}.log"
+    log = course.root / "autograded" / "grading_logs" / f"preflight-{TINY}.log"
     assert "Traceback" in log.read_text() and "no_such_module_for_the_guard" in log.read_text()
 
 
