@@ -41,7 +41,8 @@ def test_clopper_pearson_covers_with_at_least_the_stated_probability():
     (lambda: clopper_pearson(-1, 10, 0.05), "successes must be an integer >= 0"),
     (lambda: clopper_pearson(1, 0, 0.05), "trials must be an integer >= 1"),
     (lambda: clopper_pearson(1, 10, 1.0), "alpha must be a number strictly between 0 and 1"),
-    (lambda: epsilon_lower_bound(1, 2.5, 10, 0.05), "successes must be an integer"),
+    (lambda: epsilon_lower_bound(1, 2.5, 10, 0.05), "successes_d_prime must be an integer"),
+    (lambda: epsilon_lower_bound(11, 1, 10, 0.05), "successes_d must be an integer in 0..trials = 10, got 11"),
 ])
 def test_bad_parameters_are_named(call, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
