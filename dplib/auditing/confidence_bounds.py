@@ -110,38 +110,51 @@ def epsilon_lower_bound(successes_d: int, successes_d_prime: int, trials: int, a
     return math.log(low_d / high_d_prime)
 
 
-def _bound_table(p_numerator: float, p_denominator: float, trials: int, alpha: float, epsilon: float):
-    """For each count k of the numerator: its pmf and the largest denominator count m(k) whose bound exceeds epsilon."""
+def _bound_table(p_numerator, p_denominator, trials: int, alpha: float, epsilon: float):
+    """For each count k of the numerator (axis 0) and each pair of probabilities (the other axes): the numerator's pmf,
+    the largest denominator count m(k) whose bound exceeds epsilon, and the denominator's probability."""
     from scipy import stats  # not at import: ``import dplib`` stays light
     trials = require_positive_int(trials, "trials")
     alpha = require_open_probability(alpha, "alpha")
     epsilon = require_nonnegative(epsilon, "epsilon")
+    p_numerator, p_denominator = np.broadcast_arrays(np.asarray(p_numerator, dtype=float),
+                                                     np.asarray(p_denominator, dtype=float))
     counts = np.arange(trials + 1)
     with np.errstate(invalid="ignore", divide="ignore"):  # the ends k = 0 and k = trials are set by hand
         low = np.where(counts > 0, special.betaincinv(counts, trials - counts + 1, alpha / 2), 0.0)
         high = np.where(counts < trials, 1.0 - special.betaincinv(trials - counts, counts + 1, alpha / 2), 1.0)
     # bound > epsilon  <=>  high(k_den) < low(k_num) e^-epsilon, and high() increases with the count
     largest = np.searchsorted(high, low * math.exp(-epsilon), side="left") - 1
-    return stats.binom.pmf(counts, trials, p_numerator), largest
+    axis = (slice(None),) + (None,) * p_numerator.ndim  # counts along axis 0, the pairs along the others
+    return stats.binom.pmf(counts[axis], trials, p_numerator), largest[axis], p_denominator
 
 
-def detection_probability(p_numerator: float, p_denominator: float, trials: int, alpha: float, epsilon: float) -> float:
+def _per_pair(total: np.ndarray):
+    """A float for one pair of probabilities, an array for arrays of them."""
+    return float(total) if total.ndim == 0 else total
+
+
+def detection_probability(p_numerator, p_denominator, trials: int, alpha: float, epsilon: float):
     """Exact probability that :func:`epsilon_lower_bound` of one fixed event exceeds ``epsilon``.
 
     The counts are Binomial(trials, p_numerator) and Binomial(trials, p_denominator), independent.
     With ``epsilon`` the true epsilon this is the audit's false-alarm rate on that event; with
-    ``epsilon`` a (false) claim, its power to refute the claim.
+    ``epsilon`` a (false) claim, its power to refute the claim. Arrays of probabilities (of one
+    shape, or broadcastable) give an array: one probability per event, in one pass.
 
     Examples
     --------
     >>> detection_probability(0.5, 0.5, 1_000, 0.05, 0.0) < 0.05
     True
+    >>> detection_probability([0.5, 0.5], [0.5, 0.05], 1_000, 0.05, 1.0).round(3)
+    array([0., 1.])
     """
-    pmf, largest = _bound_table(p_numerator, p_denominator, trials, alpha, epsilon)
-    return float(np.sum(pmf * np.where(largest >= 0, special.bdtr(np.maximum(largest, 0), trials, p_denominator), 0.0)))
+    pmf, largest, p_denominator = _bound_table(p_numerator, p_denominator, trials, alpha, epsilon)
+    detected = np.where(largest >= 0, special.bdtr(np.maximum(largest, 0), trials, p_denominator), 0.0)
+    return _per_pair(np.sum(pmf * detected, axis=0))
 
 
-def miss_probability(p_numerator: float, p_denominator: float, trials: int, alpha: float, epsilon: float) -> float:
+def miss_probability(p_numerator, p_denominator, trials: int, alpha: float, epsilon: float):
     """``1 - detection_probability(...)``, computed directly so that tiny values keep their precision.
 
     Examples
@@ -149,5 +162,6 @@ def miss_probability(p_numerator: float, p_denominator: float, trials: int, alph
     >>> miss_probability(0.5, 0.05, 20_000, 1e-6, 1.0) < 1e-12
     True
     """
-    pmf, largest = _bound_table(p_numerator, p_denominator, trials, alpha, epsilon)
-    return float(np.sum(pmf * np.where(largest >= 0, special.bdtrc(np.maximum(largest, 0), trials, p_denominator), 1.0)))
+    pmf, largest, p_denominator = _bound_table(p_numerator, p_denominator, trials, alpha, epsilon)
+    missed = np.where(largest >= 0, special.bdtrc(np.maximum(largest, 0), trials, p_denominator), 1.0)
+    return _per_pair(np.sum(pmf * missed, axis=0))
