@@ -22,6 +22,8 @@ import numpy as np
 
 
 def _as_real(value, name: str, requirement: str) -> float:
+    if type(value) is float:  # the common case, without the abstract-class checks below (hot in audits' loops)
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real | np.ndarray):
         raise ValueError(f"{name} must be {requirement}, got {value!r}")
     if isinstance(value, np.ndarray):
@@ -83,6 +85,8 @@ def require_nonnegative(value, name: str) -> float:
 
 def require_positive_int(value, name: str, minimum: int = 1) -> int:
     """Return ``value`` as an int; it must be an integer >= ``minimum``."""
+    if type(value) is int and value >= minimum:  # the common case, without the abstract-class checks below
+        return value
     requirement = f"an integer >= {minimum}"
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         if isinstance(value, bool) or not (isinstance(value, numbers.Real) and float(value).is_integer()):

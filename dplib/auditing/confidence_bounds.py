@@ -63,12 +63,19 @@ def clopper_pearson(successes: int, trials: int, alpha: float) -> tuple[float, f
     """
     successes, trials = _check_counts(successes, trials, "successes")
     alpha = require_open_probability(alpha, "alpha")
+    return _low_end(successes, trials, alpha), _high_end(successes, trials, alpha)
+
+
+# Beta quantiles through scipy.special (stats.beta.ppf costs 30 times more per call), for valid arguments.
+def _low_end(successes: int, trials: int, alpha: float) -> float:
+    """The low end of the Clopper-Pearson interval: B^-1(alpha / 2; k, n - k + 1), 0 at k = 0."""
+    return 0.0 if successes == 0 else float(special.betaincinv(successes, trials - successes + 1, alpha / 2))
+
+
+def _high_end(successes: int, trials: int, alpha: float) -> float:
+    """The high end, as 1 - (low quantile of Beta(n - k, k + 1)), which keeps its precision for tiny alpha; 1 at k = n."""
     failures = trials - successes
-    # Beta quantiles through scipy.special (stats.beta.ppf costs 30 times more per call); the high end as
-    # 1 - (low quantile of Beta(n - k, k + 1)), which keeps its precision for tiny alpha.
-    low = 0.0 if successes == 0 else float(special.betaincinv(successes, failures + 1, alpha / 2))
-    high = 1.0 if failures == 0 else 1.0 - float(special.betaincinv(failures, successes + 1, alpha / 2))
-    return low, high
+    return 1.0 if failures == 0 else 1.0 - float(special.betaincinv(failures, successes + 1, alpha / 2))
 
 
 def epsilon_lower_bound(successes_d: int, successes_d_prime: int, trials: int, alpha: float) -> float:
@@ -93,45 +100,61 @@ def epsilon_lower_bound(successes_d: int, successes_d_prime: int, trials: int, a
     >>> epsilon_lower_bound(10, 12, 1_000, 0.05)
     0.0
     """
-    low_d, _ = clopper_pearson(successes_d, trials, alpha)
-    _, high_d_prime = clopper_pearson(successes_d_prime, trials, alpha)
+    # The two ends it needs, not both intervals: half the Beta quantiles (an audit calls this for every event it tries).
+    successes_d, trials = _check_counts(successes_d, trials, "successes_d")
+    successes_d_prime, _ = _check_counts(successes_d_prime, trials, "successes_d_prime")
+    alpha = require_open_probability(alpha, "alpha")
+    low_d, high_d_prime = _low_end(successes_d, trials, alpha), _high_end(successes_d_prime, trials, alpha)
     if low_d <= high_d_prime:
         return 0.0
     return math.log(low_d / high_d_prime)
 
 
-def _bound_table(p_numerator: float, p_denominator: float, trials: int, alpha: float, epsilon: float):
-    """For each count k of the numerator: its pmf and the largest denominator count m(k) whose bound exceeds epsilon."""
+def _bound_table(p_numerator, p_denominator, trials: int, alpha: float, epsilon: float):
+    """For each count k of the numerator (axis 0) and each pair of probabilities (the other axes): the numerator's pmf,
+    the largest denominator count m(k) whose bound exceeds epsilon, and the denominator's probability."""
     from scipy import stats  # not at import: ``import dplib`` stays light
     trials = require_positive_int(trials, "trials")
     alpha = require_open_probability(alpha, "alpha")
     epsilon = require_nonnegative(epsilon, "epsilon")
+    p_numerator, p_denominator = np.broadcast_arrays(np.asarray(p_numerator, dtype=float),
+                                                     np.asarray(p_denominator, dtype=float))
     counts = np.arange(trials + 1)
     with np.errstate(invalid="ignore", divide="ignore"):  # the ends k = 0 and k = trials are set by hand
         low = np.where(counts > 0, special.betaincinv(counts, trials - counts + 1, alpha / 2), 0.0)
         high = np.where(counts < trials, 1.0 - special.betaincinv(trials - counts, counts + 1, alpha / 2), 1.0)
     # bound > epsilon  <=>  high(k_den) < low(k_num) e^-epsilon, and high() increases with the count
     largest = np.searchsorted(high, low * math.exp(-epsilon), side="left") - 1
-    return stats.binom.pmf(counts, trials, p_numerator), largest
+    axis = (slice(None),) + (None,) * p_numerator.ndim  # counts along axis 0, the pairs along the others
+    return stats.binom.pmf(counts[axis], trials, p_numerator), largest[axis], p_denominator
 
 
-def detection_probability(p_numerator: float, p_denominator: float, trials: int, alpha: float, epsilon: float) -> float:
+def _per_pair(total: np.ndarray):
+    """A float for one pair of probabilities, an array for arrays of them."""
+    return float(total) if total.ndim == 0 else total
+
+
+def detection_probability(p_numerator, p_denominator, trials: int, alpha: float, epsilon: float):
     """Exact probability that :func:`epsilon_lower_bound` of one fixed event exceeds ``epsilon``.
 
     The counts are Binomial(trials, p_numerator) and Binomial(trials, p_denominator), independent.
     With ``epsilon`` the true epsilon this is the audit's false-alarm rate on that event; with
-    ``epsilon`` a (false) claim, its power to refute the claim.
+    ``epsilon`` a (false) claim, its power to refute the claim. Arrays of probabilities (of one
+    shape, or broadcastable) give an array: one probability per event, in one pass.
 
     Examples
     --------
     >>> detection_probability(0.5, 0.5, 1_000, 0.05, 0.0) < 0.05
     True
+    >>> detection_probability([0.5, 0.5], [0.5, 0.05], 1_000, 0.05, 1.0).round(3)
+    array([0., 1.])
     """
-    pmf, largest = _bound_table(p_numerator, p_denominator, trials, alpha, epsilon)
-    return float(np.sum(pmf * np.where(largest >= 0, special.bdtr(np.maximum(largest, 0), trials, p_denominator), 0.0)))
+    pmf, largest, p_denominator = _bound_table(p_numerator, p_denominator, trials, alpha, epsilon)
+    detected = np.where(largest >= 0, special.bdtr(np.maximum(largest, 0), trials, p_denominator), 0.0)
+    return _per_pair(np.sum(pmf * detected, axis=0))
 
 
-def miss_probability(p_numerator: float, p_denominator: float, trials: int, alpha: float, epsilon: float) -> float:
+def miss_probability(p_numerator, p_denominator, trials: int, alpha: float, epsilon: float):
     """``1 - detection_probability(...)``, computed directly so that tiny values keep their precision.
 
     Examples
@@ -139,5 +162,6 @@ def miss_probability(p_numerator: float, p_denominator: float, trials: int, alph
     >>> miss_probability(0.5, 0.05, 20_000, 1e-6, 1.0) < 1e-12
     True
     """
-    pmf, largest = _bound_table(p_numerator, p_denominator, trials, alpha, epsilon)
-    return float(np.sum(pmf * np.where(largest >= 0, special.bdtrc(np.maximum(largest, 0), trials, p_denominator), 1.0)))
+    pmf, largest, p_denominator = _bound_table(p_numerator, p_denominator, trials, alpha, epsilon)
+    missed = np.where(largest >= 0, special.bdtrc(np.maximum(largest, 0), trials, p_denominator), 1.0)
+    return _per_pair(np.sum(pmf * missed, axis=0))

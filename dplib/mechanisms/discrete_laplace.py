@@ -102,14 +102,26 @@ def bernoulli_exp(numerator: np.ndarray, denominator: np.ndarray, rng: np.random
     return draws % 2 == 1
 
 
+#: Bernoulli(1/e) draws made at once for each V: all of them succeed with probability e^-3 < 5%, and only then more.
+_V_BLOCK = 3
+
+
 def _geometric_exp_minus_one(count: int, rng: np.random.Generator) -> np.ndarray:
-    """``count`` exact draws of V, P(V = v) = (1 - 1/e) e^(-v): the number of Bernoulli(1/e) successes before a failure."""
+    """``count`` exact draws of V, P(V = v) = (1 - 1/e) e^(-v): the number of Bernoulli(1/e) successes before a failure.
+
+    The Bernoulli(1/e) draws come in blocks of :data:`_V_BLOCK` per pending V (one call of :func:`bernoulli_exp`
+    for all of them): V grows by the successes before the block's first failure, and the few Vs whose whole
+    block succeeded draw another block. Same draws, same law, in a few calls instead of one per success.
+    """
     successes = np.zeros(count, dtype=np.int64)
     active = np.arange(count)
     while active.size:
-        one = bernoulli_exp(np.ones(active.size, np.int64), np.ones(active.size, np.int64), rng)
-        successes[active[one]] += 1
-        active = active[one]
+        ones = np.ones((active.size, _V_BLOCK), np.int64)
+        block = bernoulli_exp(ones, ones, rng)
+        run = np.argmin(block, axis=1)  # successes before the first failure (0 if the first fails)
+        complete = block.all(axis=1)  # no failure in the block: V is at least the whole block, draw on
+        successes[active] += np.where(complete, _V_BLOCK, run)
+        active = active[complete]
     return successes
 
 
@@ -152,16 +164,22 @@ def discrete_laplace_steps(scale_steps, size=None, rng=None):
     shape = () if size is None else size
     total = int(np.prod(shape, dtype=np.int64))
     result = np.empty(total, dtype=np.int64)
-    pending = np.arange(total)
-    while pending.size:
-        u = rng.integers(0, n, pending.size)
-        kept = bernoulli_exp(u, np.full(pending.size, n, np.int64), rng)
-        pending_kept, u = pending[kept], u[kept]
-        y = (u + n * _geometric_exp_minus_one(pending_kept.size, rng)) // s
-        negative = rng.integers(0, 2, pending_kept.size) == 1
-        accepted = ~(negative & (y == 0))
-        result[pending_kept[accepted]] = np.where(negative, -y, y)[accepted]
-        pending = np.concatenate([pending[~kept], pending_kept[~accepted]])
+    # A candidate is accepted with probability (1 - 1/e) (1 + r) / 2 or more, r = e^(-s/n) (U kept w.p. >= 1 - 1/e,
+    # then (B = 1, Y = 0) rejected w.p. (1 - r) / 2). Each round draws enough independent candidates that it
+    # usually fills every missing draw (the expected number plus 6 standard deviations), and keeps the first
+    # accepted ones in order: they are independent draws of the law, whatever the others did.
+    accept = (1 - math.exp(-1)) * (1 + math.exp(-s / n)) / 2
+    filled = 0
+    while filled < total:
+        missing = total - filled
+        candidates = int(missing / accept + 6 * math.sqrt(missing * (1 - accept)) / accept) + 1
+        u = rng.integers(0, n, candidates)
+        u = u[bernoulli_exp(u, np.full(candidates, n, np.int64), rng)]
+        y = (u + n * _geometric_exp_minus_one(u.size, rng)) // s
+        negative = rng.integers(0, 2, u.size) == 1
+        accepted = np.where(negative, -y, y)[~(negative & (y == 0))][:missing]
+        result[filled:filled + accepted.size] = accepted
+        filled += accepted.size
     return as_output(result.reshape(shape))
 
 

@@ -18,11 +18,23 @@ from dplib.synthetic.sampling import ADULT_DOMAIN, ADULT_TREE, synthesize
 __all__ = ["classifier_accuracy", "synthetic_utility"]
 
 
-def _one_hot(frame: pd.DataFrame, features: list, domain: dict) -> np.ndarray:
-    """0/1 columns, one per value of each feature's domain (the same columns for any frame)."""
-    parts = [np.asarray(pd.Categorical(frame[c], categories=list(domain[c])).codes)[:, None] == np.arange(len(domain[c]))
-             for c in features]
-    return np.hstack(parts).astype(float)
+def _codes(frame: pd.DataFrame, features: list, domain: dict) -> list:
+    """Each row's position in each feature's domain (-1 for a value outside it)."""
+    return [np.asarray(pd.Categorical(frame[c], categories=list(domain[c])).codes, dtype=np.int64) for c in features]
+
+
+def _one_hot(codes: list, features: list, domain: dict) -> np.ndarray:
+    """0/1 columns, one per value of each feature's domain (the same columns for any frame; none set for -1)."""
+    return np.hstack([code[:, None] == np.arange(len(domain[c])) for code, c in zip(codes, features)]).astype(float)
+
+
+def _distinct_rows(codes: list, labels: np.ndarray, features: list, domain: dict):
+    """The distinct (features, label) rows of a table, as codes, and how often each occurs."""
+    shape = tuple(len(domain[c]) + 1 for c in features) + (2,)  # + 1: the code -1 of a value outside the domain
+    cells, counts = np.unique(np.ravel_multi_index([code + 1 for code in codes] + [labels.astype(np.int64)], shape),
+                              return_counts=True)
+    distinct = np.unravel_index(cells, shape)
+    return [code - 1 for code in distinct[:-1]], distinct[-1] == 1, counts
 
 
 def classifier_accuracy(train_frame: pd.DataFrame, test_frame: pd.DataFrame, *, label: str = "income",
@@ -49,8 +61,12 @@ def classifier_accuracy(train_frame: pd.DataFrame, test_frame: pd.DataFrame, *, 
     y_test = np.asarray(test_frame[label].astype(str) == positive)
     if y_train.all() or not y_train.any():
         return float(np.mean(y_test == y_train[0])) if len(y_train) else float("nan")
-    model = LogisticRegression(solver="liblinear").fit(_one_hot(train_frame, features, domain), y_train)
-    return float(model.score(_one_hot(test_frame, features, domain), y_test))
+    # The features are one-hot over a small domain, so the 30,000 rows hold a few hundred distinct (features, label)
+    # rows: fitting those, each weighted by how often it occurs, is the same objective (liblinear multiplies each
+    # row's loss by its weight; the penalty is unchanged), at a fraction of the cost.
+    codes, labels, counts = _distinct_rows(_codes(train_frame, features, domain), y_train, features, domain)
+    model = LogisticRegression(solver="liblinear").fit(_one_hot(codes, features, domain), labels, sample_weight=counts)
+    return float(model.score(_one_hot(_codes(test_frame, features, domain), features, domain), y_test))
 
 
 def synthetic_utility(epsilons, trials: int, rng=None, *, train: pd.DataFrame, test: pd.DataFrame,

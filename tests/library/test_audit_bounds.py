@@ -41,7 +41,8 @@ def test_clopper_pearson_covers_with_at_least_the_stated_probability():
     (lambda: clopper_pearson(-1, 10, 0.05), "successes must be an integer >= 0"),
     (lambda: clopper_pearson(1, 0, 0.05), "trials must be an integer >= 1"),
     (lambda: clopper_pearson(1, 10, 1.0), "alpha must be a number strictly between 0 and 1"),
-    (lambda: epsilon_lower_bound(1, 2.5, 10, 0.05), "successes must be an integer"),
+    (lambda: epsilon_lower_bound(1, 2.5, 10, 0.05), "successes_d_prime must be an integer"),
+    (lambda: epsilon_lower_bound(11, 1, 10, 0.05), "successes_d must be an integer in 0..trials = 10, got 11"),
 ])
 def test_bad_parameters_are_named(call, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -76,3 +77,15 @@ def test_a_single_tight_event_false_alarms_far_below_alpha():
     """Both interval ends must fail together: at alpha = 0.05 an event with ratio exactly e^1 alarms < 1% of the time."""
     p = 0.3
     assert detection_probability(p, p / math.e, 2_000, 0.05, 1.0) < 0.01
+
+
+def test_detection_and_miss_probabilities_of_many_events_at_once_are_those_of_each():
+    """Arrays of probabilities (11's false-alarm test passes 340 events) give each event's probability, in one pass."""
+    p_num, p_den = np.array([0.5, 0.3, 0.02, 0.9]), np.array([0.5, 0.1, 0.01, 0.95])
+    together = detection_probability(p_num, p_den, 200, 0.3, 0.25)
+    assert together.shape == (4,)
+    assert together == pytest.approx([detection_probability(a, b, 200, 0.3, 0.25) for a, b in zip(p_num, p_den)],
+                                     rel=1e-12, abs=1e-300)
+    missed = miss_probability(p_num, p_den, 200, 0.3, 0.25)
+    assert missed == pytest.approx(1 - together, rel=1e-10, abs=1e-15)
+    assert isinstance(detection_probability(0.5, 0.1, 200, 0.3, 0.25), float)

@@ -42,3 +42,19 @@ def test_independent_columns_lose_what_the_tree_keeps():
               for name, table in (("independent", independent), ("tree", tree))}
     assert errors["tree"][("education", "income")] < 0.01 < errors["independent"][("education", "income")]
     assert classifier_accuracy(independent, test) < 0.76 < 0.79 < classifier_accuracy(tree, test)
+
+
+def test_classifier_accuracy_fits_the_distinct_rows_weighted_as_the_whole_table():
+    """Fitting each distinct (features, label) row once, weighted by its count, is the fit on every row."""
+    from sklearn.linear_model import LogisticRegression
+
+    features = [c for c in ADULT_DOMAIN if c != "income"]
+
+    def one_hot(frame):
+        return np.hstack([frame[c].astype(str).to_numpy()[:, None] == np.array(ADULT_DOMAIN[c]) for c in features]) * 1.0
+
+    private, test = adult_synthetic_data()
+    table = synthesize(private, 0.3, ADULT_TREE, ADULT_DOMAIN, rng=np.random.default_rng(40))
+    for train in (private, table):
+        whole = LogisticRegression(solver="liblinear").fit(one_hot(train), train["income"].astype(str) == ">50K")
+        assert classifier_accuracy(train, test) == whole.score(one_hot(test), test["income"].astype(str) == ">50K")
