@@ -71,11 +71,12 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def stop_server(server: subprocess.Popen) -> None:
-    """Stop a server started with ``start_new_session=True``, and anything it left behind in its process group."""
+def stop_server(server: subprocess.Popen, grace: float = 15) -> None:
+    """Stop a server started with ``start_new_session=True`` (SIGTERM, ``grace`` seconds to shut its kernels or users'
+    servers down, then SIGKILL), and anything it left behind in its process group."""
     server.terminate()
     try:
-        server.wait(timeout=15)
+        server.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         server.kill()
         server.wait(timeout=5)
@@ -146,16 +147,7 @@ def jupyter_lab(tmp_path, request):
         wait_until_serving(server, f"{url}/api/status?token={token}", tmp_path / "jupyterlab.log", "JupyterLab")
         yield url, token, root
     finally:
-        server.terminate()  # JupyterLab shuts its kernels down on SIGTERM
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=5)
-        try:  # anything it started (its kernels) and left behind, by our own process group id
-            os.killpg(server.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        stop_server(server)  # JupyterLab shuts its kernels down on SIGTERM
         log.close()
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -25,8 +24,8 @@ import nbformat
 import pytest
 
 from test_browser import (
-    CHROMIUM, CHROMIUM_FLAGS, STEP_TIMEOUT_MS, free_port, run_lecture_in_lab, sync_playwright_or_skip,
-    wait_until_serving,
+    CHROMIUM, CHROMIUM_FLAGS, STEP_TIMEOUT_MS, free_port, run_lecture_in_lab, stop_server,
+    sync_playwright_or_skip, wait_until_serving,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser_keyboard")]
@@ -106,16 +105,7 @@ def lab_page(tmp_path_factory):
             finally:
                 browser.close()
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=5)
-        try:
-            os.killpg(server.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        stop_server(server)
         log.close()
 
 

@@ -7,8 +7,6 @@ ports and a fresh world-readable folder, :func:`running_hub` starts it and alway
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 from contextlib import contextmanager
@@ -21,9 +19,9 @@ HUB_VENV = REPO / ".venv-hub"
 HUB_START_TIMEOUT = 90  # seconds for the hub's API to answer
 
 try:  # pytest puts tests/deploy on sys.path (rootdir without __init__.py) ...
-    from test_browser import free_port, wait_until_serving
+    from test_browser import free_port, stop_server, wait_until_serving
 except ImportError:  # ... or tests/ is a package
-    from tests.deploy.test_browser import free_port, wait_until_serving
+    from tests.deploy.test_browser import free_port, stop_server, wait_until_serving
 
 sys.path.insert(0, str(REPO / "deploy" / "jupyterhub"))
 import local_hub  # noqa: E402
@@ -67,14 +65,5 @@ def running_hub(hub: local_hub.Hub, log_path: Path):
             hub.log_path = log_path
             yield hub
     finally:
-        if process is not None:
-            process.terminate()  # the hub stops the users' servers on SIGTERM
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
-            try:
-                os.killpg(process.pid, signal.SIGKILL)  # the proxy, in the hub's process group
-            except ProcessLookupError:
-                pass
+        if process is not None:  # the hub stops the users' servers on SIGTERM; the proxy is in its process group
+            stop_server(process, grace=30)

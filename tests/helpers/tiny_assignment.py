@@ -76,7 +76,8 @@ POINTS = {"test_double": 1, "test_log_ratio": 2}  # the autograded points; the w
 SOLUTION = re.compile(r"### BEGIN SOLUTION\n.*?### END SOLUTION", re.S)
 
 
-def _nbauthor():
+def nbauthor():
+    """``scripts/nbauthor.py`` (a script, not a module of the package), loaded: the plain-text notebook format."""
     spec = importlib.util.spec_from_file_location("nbauthor", REPO_ROOT / "scripts" / "nbauthor.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -85,7 +86,7 @@ def _nbauthor():
 
 def tiny_notebook() -> nbformat.NotebookNode:
     """The tiny assignment's source: the reference solution, hidden tests included."""
-    return _nbauthor().text_to_notebook(TEXT)
+    return nbauthor().text_to_notebook(TEXT)
 
 
 def unanswered(notebook: nbformat.NotebookNode | None = None) -> nbformat.NotebookNode:
@@ -99,10 +100,11 @@ def unanswered(notebook: nbformat.NotebookNode | None = None) -> nbformat.Notebo
     return notebook
 
 
-def tiny_repo(folder: Path) -> Path:
-    """``folder`` as a repository of the one assignment :data:`TINY`: ``nbgrader_config.py`` and ``source/``."""
+def tiny_repo(folder: Path, name: str = TINY, notebook: nbformat.NotebookNode | None = None) -> Path:
+    """``folder`` as a repository of one assignment ``name`` (default: :data:`TINY`, :func:`tiny_notebook`):
+    the course's ``nbgrader_config.py`` and ``source/<name>/<name>.ipynb``."""
     folder = Path(folder)
-    (folder / "source" / TINY).mkdir(parents=True, exist_ok=True)
+    (folder / "source" / name).mkdir(parents=True, exist_ok=True)
     shutil.copy2(REPO_ROOT / "nbgrader_config.py", folder / "nbgrader_config.py")
-    nbformat.write(tiny_notebook(), str(folder / "source" / TINY / f"{TINY}.ipynb"))
+    nbformat.write(notebook or tiny_notebook(), str(folder / "source" / name / f"{name}.ipynb"))
     return folder

@@ -5,7 +5,6 @@ A toy assignment in a throwaway repository is pushed through the same checks as 
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 
@@ -14,12 +13,10 @@ import pytest
 
 from dpgrader import Course, notebooks_of
 from helpers.checks import earned_points, feedback_problems, leaks, lost_points, partial_credit_endings, release_drift, source_problems
-from dpgrader.course import REPO_ROOT
 from dpgrader.release import regenerate
+from helpers.tiny_assignment import nbauthor as load_nbauthor, tiny_repo
 
-_spec = importlib.util.spec_from_file_location("nbauthor", REPO_ROOT / "scripts" / "nbauthor.py")
-nbauthor = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(nbauthor)
+nbauthor = load_nbauthor()
 
 TOY = '''%% readonly id=setup_imports
 from dplib.testing import check_close
@@ -42,9 +39,7 @@ check_close(double(-1.5), -3.0, hint="secret hidden hint for negative numbers")
 
 @pytest.fixture(scope="module")
 def toy_repo(tmp_path_factory) -> Path:
-    repo = tmp_path_factory.mktemp("toy_repo")
-    shutil.copy2(REPO_ROOT / "nbgrader_config.py", repo / "nbgrader_config.py")
-    nbauthor.write_notebook(nbauthor.text_to_notebook(TOY), repo / "source" / "99_toy" / "99_toy.ipynb")
+    repo = tiny_repo(tmp_path_factory.mktemp("toy_repo"), "99_toy", nbauthor.text_to_notebook(TOY))
     regenerate("99_toy", repo=repo)
     return repo
 
