@@ -247,6 +247,24 @@ def test_the_feedback_scrub_finds_hidden_lines_in_images_and_data_uris():
     assert "2 output line(s) removed from this feedback (an image counts as one line)" in cell.outputs[-1].text
 
 
+def test_markup_that_breaks_pythons_html_parser_is_still_read_and_stops_nothing():
+    # "<![" then no name: Python 3.11's html.parser raises AssertionError. An image's random bytes held it once and
+    # stopped generate_feedback for the whole class; a student can print it on purpose.
+    secret = "assert f(2) == 4, 'f(2) should be 4'"
+    broken = "<![[[5zf\x0f<b>{}</b>"
+    assert quotes_secret(broken.format(secret), {secret})
+    assert quotes_secret(b64(broken.format(secret.replace("'", "&#39;"))), {secret}), "entities decoded, base64 read"
+    assert not quotes_secret(broken.format("an honest label"), {secret})
+
+    cell = new_code_cell("print(x)", outputs=[new_output("stream", name="stdout", text=broken.format("fine")),
+                                              new_output("display_data", data={"image/png": b64(broken.format(secret))})])
+    hide = HideHiddenTests()
+    hide._secrets = {secret}
+    cell, _ = hide.preprocess_cell(cell, {}, 0)
+    assert [o.get("text") for o in cell.outputs[:1]] == [broken.format("fine")]
+    assert "1 output line(s) removed" in cell.outputs[-1].text
+
+
 def svg_of(text: str) -> str:
     return f"<svg><text>{text}</text></svg>"
 
