@@ -51,7 +51,7 @@ class Snapshot:
         self.user_ns = user_ns
         self.names = dict(names)
         self.modules: list[tuple[dict, _Bindings]] = []
-        self.classes: list[tuple[type, _Bindings]] = []
+        self.classes: list[tuple[type, _ClassBindings]] = []
         self.functions: list[tuple[types.FunctionType, tuple]] = []  # dplib's: code, defaults, kwdefaults
         seen_classes: set[int] = set()
         seen_functions: set[int] = set()
@@ -74,7 +74,7 @@ class Snapshot:
                 ):
                     seen_classes.add(id(value))
                     attributes = {k: v for k, v in list(vars(value).items()) if worth_restoring(k, v)}
-                    self.classes.append((value, _Bindings(attributes)))
+                    self.classes.append((value, _ClassBindings(attributes, value)))
         self._unchanged = _Unchanged(
             [*((namespace, saved) for namespace, saved in self.modules), *((vars(cls), saved) for cls, saved in self.classes)],
             [function for function, _ in self.functions], [state for _, state in self.functions])
@@ -99,8 +99,14 @@ class Snapshot:
                         restored.append(f"{namespace.get('__name__', '?')}.{key}")
         for cls, saved in self.classes:
             current = vars(cls)
-            if not saved.any_rebound(current):
+            if saved.still_bound(current):
                 continue
+            for key in saved.shadowing(current):  # pd.Series.__eq__ = ...: the inherited one shows again
+                try:
+                    delattr(cls, key)
+                except (AttributeError, TypeError):
+                    continue
+                restored.append(f"{cls.__module__}.{cls.__qualname__}.{key} (added)")
             for key, value in saved.items():
                 if current.get(key, MISSING) is not value:
                     try:
@@ -180,14 +186,25 @@ class _AllBound:
         self._getters = tuple(itemgetter(*saved, *saved) if len(saved) == 1 else itemgetter(*saved) for _, saved in kept)
         self._values = tuple(chain.from_iterable(saved._values * (2 if len(saved) == 1 else 1) for _, saved in kept))
         self._versions = dict_versions(list(self._views))
+        self._sizes = tuple(map(len, self._views))
 
     def __call__(self) -> bool:
         if self._versions is None:
-            return self._all_bound()
+            return self._all_bound() and self._no_growth()
         moved, tags = self._versions.moved()
         if not all(self._saved[index].still_bound(self._views[index]) for index in moved):
             return False
         self._versions.accept(moved, tags)
+        return True
+
+    def _no_growth(self) -> bool:
+        """Without the tags: a namespace with more entries than last time is compared whole (a class may have been
+        given an attribute that hides one it inherits); none found, its size is the new normal."""
+        sizes = tuple(map(len, self._views))
+        grown = [index for index, (now, before) in enumerate(zip(sizes, self._sizes)) if now != before]
+        if not all(self._saved[index].still_bound(self._views[index]) for index in grown):
+            return False
+        self._sizes = sizes
         return True
 
     def _all_bound(self) -> bool:
@@ -220,6 +237,27 @@ class _Bindings(dict):
 
     def still_bound(self, current) -> bool:
         return not self.any_rebound(current)
+
+
+class _ClassBindings(_Bindings):
+    """A trusted class's entries as they were, and which added entry hides an attribute the class inherits.
+
+    Setting ``pd.Series.__eq__`` adds an entry to ``Series`` (the method is ``OpsMixin``'s): no saved entry is
+    rebound, yet every Series now compares as the student likes. An entry added since the snapshot whose name a
+    base class (``object`` included) defines is such a mask, and :meth:`Snapshot.restore` deletes it; other
+    added names (a cache a library sets on its class) are left alone.
+    """
+
+    def __init__(self, saved: dict, cls: type):
+        super().__init__(saved)
+        self._known = frozenset(vars(cls))
+        self._inherited = frozenset(chain.from_iterable(vars(base) for base in cls.__mro__[1:]))
+
+    def shadowing(self, current) -> list[str]:
+        return sorted(key for key in current.keys() - self._known if key in self._inherited)
+
+    def still_bound(self, current) -> bool:
+        return super().still_bound(current) and not self.shadowing(current)
 
 
 _DISABLED_FILENAME = "<disabled by dplib.testing>"  # dplib.testing.DISABLED_FILENAME (not imported: no cycle)

@@ -75,15 +75,18 @@ def test_a_change_made_after_the_tags_were_read_is_seen_the_next_time():
 
 
 def _tamper() -> list:
-    """Rebind, delete and edit what tests rely on; return the undo steps."""
+    """Rebind, delete, hide (an inherited method) and edit what tests rely on; return the undo steps."""
     saved_allclose, saved_norm, saved_sum = np.allclose, np.linalg.norm, pd.DataFrame.sum
     saved_tail, saved_code = dplib.laplace_tail, dplib.laplace_tail.__code__
+    assert "__eq__" not in vars(pd.Series)  # OpsMixin's
+    pd.Series.__eq__ = lambda self, other: True
     np.allclose = lambda *args, **kwargs: True
     del np.linalg.norm
     pd.DataFrame.sum = lambda self, *args, **kwargs: 0
     dplib.laplace_tail = lambda *args: 0.5
     saved_tail.__code__ = (lambda *args: 0.5).__code__
-    return [lambda: setattr(np, "allclose", saved_allclose), lambda: setattr(np.linalg, "norm", saved_norm),
+    return [lambda: vars(pd.Series).get("__eq__") and delattr(pd.Series, "__eq__"),
+            lambda: setattr(np, "allclose", saved_allclose), lambda: setattr(np.linalg, "norm", saved_norm),
             lambda: setattr(pd.DataFrame, "sum", saved_sum), lambda: setattr(dplib, "laplace_tail", saved_tail),
             lambda: setattr(saved_tail, "__code__", saved_code)]
 
@@ -101,5 +104,7 @@ def test_the_snapshot_puts_back_the_same_things_with_and_without_the_tags(tags):
         for step in undo:
             step()
     assert sorted(restored) == ["dplib.laplace_tail", "dplib.mechanisms.laplace.laplace_tail (code or defaults)",
-                                "numpy.allclose", "numpy.linalg.norm", "pandas.DataFrame.sum"], restored
+                                "numpy.allclose", "numpy.linalg.norm", "pandas.DataFrame.sum",
+                                "pandas.Series.__eq__ (added)"], restored
+    assert (pd.Series([1]) == pd.Series([2])).tolist() == [False]
     assert snapshot.restore() == []  # nothing left, and the tags accepted: the next look is quick again
