@@ -179,12 +179,13 @@ class _AllBound:
     """
 
     def __init__(self, namespaces: list[tuple]):
-        kept = [(view, saved) for view, saved in namespaces if saved]
-        self._views = tuple(view for view, _ in kept)
-        self._saved = tuple(saved for _, saved in kept)
+        # Every namespace, even one with nothing saved: a class may still be given an entry that hides an inherited one.
+        self._views = tuple(view for view, _ in namespaces)
+        self._saved = tuple(saved for _, saved in namespaces)
         # itemgetter of one key returns the value, of two or more a tuple: one key is read twice.
-        self._getters = tuple(itemgetter(*saved, *saved) if len(saved) == 1 else itemgetter(*saved) for _, saved in kept)
-        self._values = tuple(chain.from_iterable(saved._values * (2 if len(saved) == 1 else 1) for _, saved in kept))
+        self._getters = tuple(_read_nothing if not saved else itemgetter(*saved, *saved) if len(saved) == 1
+                              else itemgetter(*saved) for saved in self._saved)
+        self._values = tuple(chain.from_iterable(saved._values * (2 if len(saved) == 1 else 1) for saved in self._saved))
         self._versions = dict_versions(list(self._views))
         self._sizes = tuple(map(len, self._views))
 
@@ -213,6 +214,10 @@ class _AllBound:
             return not any(map(is_not, current, self._values))
         except KeyError:
             return False
+
+
+def _read_nothing(namespace) -> tuple:
+    return ()
 
 
 class _Bindings(dict):

@@ -15,7 +15,7 @@ import pytest
 
 import dplib
 from dpgrader.guard.dict_versions import DictVersions, dict_versions
-from dpgrader.guard.snapshot import Snapshot
+from dpgrader.guard.snapshot import Snapshot, _AllBound, _ClassBindings
 
 THIS_PYTHON_HAS_TAGS = sys.implementation.name == "cpython" and sys.version_info[:2] in ((3, 11), (3, 12))
 
@@ -72,6 +72,26 @@ def test_a_change_made_after_the_tags_were_read_is_seen_the_next_time():
     assert versions.moved()[0] == [0]
     versions.accept(*versions.moved())
     assert versions.moved()[0] == []
+
+
+@pytest.mark.parametrize("tags", [True, False], ids=["with_tags", "without_tags"])
+def test_an_entry_that_hides_an_inherited_method_is_seen_on_a_class_with_nothing_else_saved(tags):
+    class Base:
+        def answer(self):
+            return 42
+
+    class Empty(Base):  # its own dict holds nothing the snapshot keeps
+        pass
+
+    bound = _AllBound([(vars(Empty), _ClassBindings({}, Empty))])
+    if not tags:
+        bound._versions = None
+    assert bound()
+    Empty.answer = lambda self: 0
+    assert not bound()
+    assert bound._saved[0].shadowing(vars(Empty)) == ["answer"]
+    del Empty.answer
+    assert bound()
 
 
 def _tamper() -> list:
