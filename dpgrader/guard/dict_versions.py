@@ -19,8 +19,8 @@ import ctypes
 import gc
 import platform
 import sys
-from operator import attrgetter, ne
 from itertools import compress
+from operator import attrgetter, ne
 
 _USED_OFFSET = 2 * ctypes.sizeof(ctypes.c_void_p)  # after ob_refcnt and ob_type: Py_ssize_t ma_used
 _TAG_OFFSET = _USED_OFFSET + ctypes.sizeof(ctypes.c_ssize_t)  # then uint64_t ma_version_tag
@@ -41,7 +41,7 @@ class DictVersions:
     def __init__(self, dicts: list[dict]):
         self._dicts = tuple(dicts)  # the tags are read at these objects' addresses: keep them alive
         self._tags = tuple(ctypes.c_uint64.from_address(id(d) + _TAG_OFFSET) for d in self._dicts)
-        self._saved = list(self.now())
+        self._saved = self.now()
 
     def now(self) -> tuple[int, ...]:
         return tuple(map(_VALUE, self._tags))
@@ -49,15 +49,18 @@ class DictVersions:
     def moved(self) -> tuple[list[int], tuple[int, ...]]:
         """The indices of the dicts whose tag is not the saved one, and the tags read (to :meth:`accept` later)."""
         now = self.now()
-        if now == tuple(self._saved):
+        if now == self._saved:
             return [], now
         return list(compress(range(len(now)), map(ne, now, self._saved))), now
 
     def accept(self, indices: list[int], tags: tuple[int, ...]) -> None:
         """Save ``tags[i]`` for each of ``indices``: tags read *before* their dicts were found as they should be,
         so a change made after that check still moves the tag."""
-        for index in indices:
-            self._saved[index] = tags[index]
+        if indices:
+            saved = list(self._saved)
+            for index in indices:
+                saved[index] = tags[index]
+            self._saved = tuple(saved)
 
 
 def _layout_holds(dicts: list[dict]) -> bool:

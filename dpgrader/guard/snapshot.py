@@ -92,7 +92,7 @@ class Snapshot:
     def _restore_namespaces(self) -> list[str]:
         restored = []
         for namespace, saved in self.modules:
-            if saved.any_rebound(namespace):
+            if not saved.still_bound(namespace):
                 for key, value in saved.items():
                     if namespace.get(key, MISSING) is not value:
                         namespace[key] = value
@@ -182,10 +182,8 @@ class _AllBound:
         # Every namespace, even one with nothing saved: a class may still be given an entry that hides an inherited one.
         self._views = tuple(view for view, _ in namespaces)
         self._saved = tuple(saved for _, saved in namespaces)
-        # itemgetter of one key returns the value, of two or more a tuple: one key is read twice.
-        self._getters = tuple(_read_nothing if not saved else itemgetter(*saved, *saved) if len(saved) == 1
-                              else itemgetter(*saved) for saved in self._saved)
-        self._values = tuple(chain.from_iterable(saved._values * (2 if len(saved) == 1 else 1) for saved in self._saved))
+        self._getters = tuple(saved.read for saved in self._saved)
+        self._values = tuple(chain.from_iterable(saved.values_read for saved in self._saved))
         self._versions = dict_versions(list(self._views))
         self._sizes = tuple(map(len, self._views))
 
@@ -230,15 +228,16 @@ class _Bindings(dict):
 
     def __init__(self, saved: dict):
         super().__init__(saved)
-        self._values = tuple(saved.values())
-        self._current = itemgetter(*saved) if len(saved) > 1 else lambda mapping: tuple(mapping[k] for k in saved)
+        keys = list(saved) * (2 if len(saved) == 1 else 1)  # itemgetter of one key returns the value, of two a tuple
+        self.read = itemgetter(*keys) if keys else _read_nothing  # the saved keys' current values, in C
+        self.values_read = tuple(saved[key] for key in keys)  # what ``read`` returned at the snapshot
 
     def any_rebound(self, current) -> bool:
         try:
-            now = self._current(current)
+            now = self.read(current)
         except KeyError:
             return True
-        return any(map(is_not, now, self._values))
+        return any(map(is_not, now, self.values_read))
 
     def still_bound(self, current) -> bool:
         return not self.any_rebound(current)
