@@ -36,6 +36,12 @@ from dpgrader.formgrader import secure_nbgrader  # noqa: E402
 
 secure_nbgrader()
 
+# A new gradebook learns nbgrader's schema revision in this process, not from an `alembic` subprocess
+# (about 1.8 CPU s a gradebook: dpgrader/gradebook.py).
+from dpgrader.gradebook import stamp_new_gradebooks_in_process  # noqa: E402
+
+stamp_new_gradebooks_in_process()
+
 # The stub students see in a solution cell.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"

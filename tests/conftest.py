@@ -7,6 +7,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 import pytest  # noqa: E402
 
 from dplib.datasets import load_adult_with_pii, load_voter_roll  # noqa: E402
+from dpgrader.gradebook import stamp_new_gradebooks_in_process  # noqa: E402
 from helpers.variants import GradedAssignment, grade_assignment  # noqa: E402
 
 
@@ -28,6 +29,11 @@ def pytest_collection_finish(session):
         for item in session.items:
             if item.get_closest_marker("xdist_group") and "@" not in item.nodeid:
                 item.stash[_lost_group] = True
+
+
+def pytest_configure(config):
+    """Gradebooks made in the test processes (with nbgrader's API) skip the ``alembic`` subprocess, as commands do."""
+    stamp_new_gradebooks_in_process()
 
 
 @pytest.hookimpl(tryfirst=True)

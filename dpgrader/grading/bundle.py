@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from dpgrader.course import Course
+from dpgrader.gradebook import stamp_new_gradebooks_in_process
 from dpgrader.grading.task import AssignmentBundle, Files
 
 
@@ -35,6 +36,7 @@ def template_gradebook(course: Course, assignment: str, target: Path) -> Path:
     """A gradebook at ``target`` holding ``assignment`` as the course's gradebook has it, and no student."""
     from nbgrader.api import Gradebook
 
+    stamp_new_gradebooks_in_process()
     with Gradebook(course.gradebook_url) as known:
         original = known.find_assignment(assignment)
         with Gradebook(f"sqlite:///{target}", course_id=original.course_id) as template:
