@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import gc
 import importlib
 import json
 import os
@@ -326,6 +327,11 @@ def main(fd: int) -> None:
     control = socket.socket(fileno=fd)
     for name in PRELOADED:
         importlib.import_module(name)
+    # The imported objects move to the collector's permanent generation: a kernel's full collections then skip
+    # them instead of writing to every one, which would copy most of the zygote's memory into each kernel
+    # (gc.freeze, as the Python docs advise for pre-forking servers).
+    gc.collect()
+    gc.freeze()
     if threading.active_count() != 1:  # a fork keeps only the thread that forks: the others' state would be lost
         raise RuntimeError(f"the zygote's imports started threads: {threading.enumerate()}")
     control.sendall(b"ready")

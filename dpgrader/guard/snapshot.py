@@ -81,7 +81,7 @@ class Snapshot:
 
     def restore(self) -> list[str]:
         """Put back every rebound or deleted entry; return their names (``module.name``)."""
-        restored = [] if self._unchanged.namespaces() else self._restore_namespaces()
+        restored = self._restore_namespaces(self._unchanged.changed_namespaces())
         restored += self._restore_functions(self._unchanged.changed_functions())
         for key, value in self.names.items():
             if self.user_ns.get(key, MISSING) is not value:
@@ -89,15 +89,18 @@ class Snapshot:
                 restored.append(key)
         return restored
 
-    def _restore_namespaces(self) -> list[str]:
+    def _restore_namespaces(self, candidates: list[int]) -> list[str]:
+        """Put back the entries of the namespaces at ``candidates`` (indices into :attr:`modules`, then
+        :attr:`classes`) that were rebound, deleted or hidden."""
         restored = []
-        for namespace, saved in self.modules:
+        modules = len(self.modules)
+        for namespace, saved in (self.modules[index] for index in candidates if index < modules):
             if not saved.still_bound(namespace):
                 for key, value in saved.items():
                     if namespace.get(key, MISSING) is not value:
                         namespace[key] = value
                         restored.append(f"{namespace.get('__name__', '?')}.{key}")
-        for cls, saved in self.classes:
+        for cls, saved in (self.classes[index - modules] for index in candidates if index >= modules):
             current = vars(cls)
             if saved.still_bound(current):
                 continue
@@ -157,7 +160,11 @@ class _Unchanged:
         self._sizes = tuple(map(len, self._kwdefaults))
 
     def namespaces(self) -> bool:
-        return self._namespaces()
+        return not self.changed_namespaces()
+
+    def changed_namespaces(self) -> list[int]:
+        """The indices (modules first, then classes) of the namespaces to restore: an entry rebound, deleted or hidden."""
+        return self._namespaces.changed()
 
     def changed_functions(self) -> list[int]:
         """The indices of the functions whose code, defaults or keyword defaults (the dict, or an entry of it) are
@@ -188,13 +195,19 @@ class _AllBound:
         self._sizes = tuple(map(len, self._views))
 
     def __call__(self) -> bool:
+        return not self.changed()
+
+    def changed(self) -> list[int]:
+        """The indices of the namespaces not as saved. Without the tags, a change anywhere names them all (each is
+        then compared on its own); with them, only the namespaces whose tag moved are compared, and those found as
+        saved have their tags accepted."""
         if self._versions is None:
-            return self._all_bound() and self._no_growth()
+            return [] if self._all_bound() and self._no_growth() else list(range(len(self._views)))
         moved, tags = self._versions.moved()
-        if not all(self._saved[index].still_bound(self._views[index]) for index in moved):
-            return False
-        self._versions.accept(moved, tags)
-        return True
+        changed = [index for index in moved if not self._saved[index].still_bound(self._views[index])]
+        unchanged = set(moved).difference(changed) if changed else moved
+        self._versions.accept(sorted(unchanged), tags)
+        return changed
 
     def _no_growth(self) -> bool:
         """Without the tags: a namespace with more entries than last time is compared whole (a class may have been
