@@ -22,6 +22,7 @@ def _stamp(gradebook: Path) -> list[tuple[str]]:
         return db.execute("SELECT version_num FROM alembic_version").fetchall()
 
 
+@pytest.mark.pipeline  # runs `alembic heads`
 def test_the_revision_read_in_process_is_the_one_the_alembic_command_prints(monkeypatch):
     stamp_new_gradebooks_in_process()
     in_process = schema_head()
