@@ -42,6 +42,10 @@ $(STAMP): pyproject.toml scripts/jupyterlab_overrides.json $(NBCONVERT_FILES)
 lab: $(STAMP)
 	"$(BIN)/jupyter" lab --ServerApp.root_dir="$(CURDIR)" $(if $(filter 0,$(shell id -u)),--allow-root) course/syllabus.md
 
+# Tests write Python's bytecode caches (__pycache__/, git-ignored) even where the machine sets PYTHONDONTWRITEBYTECODE:
+# pytest's rewritten test modules alone cost each test process about 5 s to compile again.
+test test-fast: export PYTHONDONTWRITEBYTECODE :=
+
 test: $(STAMP) $(HUB_STAMP)
 	"$(BIN)/python" -m pytest -n auto --dist loadgroup --durations=25
 
