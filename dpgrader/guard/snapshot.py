@@ -89,21 +89,18 @@ class Snapshot:
                 restored.append(key)
         return restored
 
-    def _restore_namespaces(self, candidates: list[int]) -> list[str]:
-        """Put back the entries of the namespaces at ``candidates`` (indices into :attr:`modules`, then
-        :attr:`classes`) that were rebound, deleted or hidden."""
+    def _restore_namespaces(self, changed: list[int]) -> list[str]:
+        """Put back the entries of the namespaces at ``changed`` (indices into :attr:`modules`, then :attr:`classes`),
+        each found with an entry rebound, deleted or hidden."""
         restored = []
         modules = len(self.modules)
-        for namespace, saved in (self.modules[index] for index in candidates if index < modules):
-            if not saved.still_bound(namespace):
-                for key, value in saved.items():
-                    if namespace.get(key, MISSING) is not value:
-                        namespace[key] = value
-                        restored.append(f"{namespace.get('__name__', '?')}.{key}")
-        for cls, saved in (self.classes[index - modules] for index in candidates if index >= modules):
+        for namespace, saved in (self.modules[index] for index in changed if index < modules):
+            for key, value in saved.items():
+                if namespace.get(key, MISSING) is not value:
+                    namespace[key] = value
+                    restored.append(f"{namespace.get('__name__', '?')}.{key}")
+        for cls, saved in (self.classes[index - modules] for index in changed if index >= modules):
             current = vars(cls)
-            if saved.still_bound(current):
-                continue
             for key in saved.shadowing(current):  # pd.Series.__eq__ = ...: the inherited one shows again
                 try:
                     delattr(cls, key)
@@ -195,11 +192,13 @@ class _AllBound:
         return not self.changed()
 
     def changed(self) -> list[int]:
-        """The indices of the namespaces not as saved. Without the tags, a change anywhere names them all (each is
-        then compared on its own); with them, only the namespaces whose tag moved are compared, and those found as
-        saved have their tags accepted."""
+        """The indices of the namespaces not as saved. With the tags, only the namespaces whose tag moved are
+        compared, and those found as saved have their tags accepted; without them, all are compared at once in C,
+        and one by one only when that finds a change."""
         if self._versions is None:
-            return [] if self._all_bound() and self._no_growth() else list(range(len(self._views)))
+            if self._all_bound() and self._no_growth():
+                return []
+            return [index for index, (view, saved) in enumerate(zip(self._views, self._saved)) if not saved.still_bound(view)]
         moved, tags = self._versions.moved()
         changed = [index for index in moved if not self._saved[index].still_bound(self._views[index])]
         unchanged = set(moved).difference(changed) if changed else moved
