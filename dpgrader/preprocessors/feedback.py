@@ -9,12 +9,15 @@ formgrader, for the instructor, and out of the student's feedback.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import jinja2
 import jinja2.bccache
 
-from nbconvert.exporters import HTMLExporter
+from nbconvert.exporters import HTMLExporter, TemplateExporter
+from nbconvert.filters.highlight import Highlight2HTML
+from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 from nbformat import read as nbformat_read
 from nbformat.notebooknode import NotebookNode
 from nbgrader import utils
@@ -50,6 +53,46 @@ class _SharedBytecode(jinja2.BytecodeCache):
         self.compiled[bucket.key] = bucket.bytecode_to_string()
 
 
+# An <img> start tag (its quoted attribute values may hold ">"), and a well-formed list of attributes: white space
+# before each name, values quoted or plain. A tag whose attributes are not such a list (stray quotes, "==", a slash in
+# the middle, a tag cut short) is left to an HTML parser: the reading finds alt only where every parser does.
+_IMG_TAG = re.compile(r"""<img(?=[\s/>])((?:[^>"']|"[^"]*"|'[^']*')*)>""", re.IGNORECASE)
+_IMG_START = re.compile(r"<img(?=[\s/>])", re.IGNORECASE)
+_ATTRIBUTE = r"""\s+([^\s"'>/=]+)(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`/]+))?"""
+_ATTRIBUTES = re.compile(rf"(?:{_ATTRIBUTE})*\s*/?")
+_ATTRIBUTE_NAME = re.compile(_ATTRIBUTE)
+ALT_PLACEHOLDER = "No description has been provided for this image"  # nbconvert's, word for word
+
+
+def images_lack_alt(html: str) -> bool:
+    """Whether an ``<img>`` of ``html`` may lack an ``alt`` attribute (False only when every one surely has one).
+
+    >>> images_lack_alt('<p>2 < 3</p><img src="data:," alt="a > b">'), images_lack_alt('<img title="alt=x" src=y>')
+    (False, True)
+    """
+    tags = _IMG_TAG.findall(html)
+    if len(tags) != len(_IMG_START.findall(html)):  # a tag this reading cannot delimit
+        return True
+    return not all(_ATTRIBUTES.fullmatch(attributes)
+                   and any(name.lower() == "alt" for name in _ATTRIBUTE_NAME.findall(attributes)) for attributes in tags)
+
+
+def _placeholder_alt_text(html: str, log) -> str:
+    """nbconvert's own pass (``HTMLExporter.from_notebook_node``, 7.x): every ``img`` without ``alt`` gets its
+    placeholder, JupyterLab-template cells a ``tabindex``, and the page is written out again."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, features="html.parser")
+    missing = soup.select("img:not([alt])")
+    for element in missing:
+        element.attrs["alt"] = ALT_PLACEHOLDER
+    if missing:
+        log.warning("Alternative text is missing on %s image(s).", len(missing))
+    for element in soup.select(".jp-Notebook div.jp-Cell-inputWrapper, .jp-Notebook div.jp-OutputArea-output"):
+        element.attrs["tabindex"] = "0"
+    return str(soup)
+
+
 class NamedFeedbackExporter(HTMLExporter):
     """The exporter of feedback pages: nbgrader's feedback template, entries named after the exercise.
 
@@ -79,6 +122,27 @@ class NamedFeedbackExporter(HTMLExporter):
         environment = super()._create_environment()
         environment.bytecode_cache = _SharedBytecode()  # keyed by template name and source checksum
         return environment
+
+    def from_notebook_node(self, nb: NotebookNode, resources: dict | None = None, **kw) -> tuple[str, dict]:
+        """The page as the template writes it, each image without a text alternative given nbconvert's placeholder.
+
+        nbconvert's ``HTMLExporter`` parses and re-writes every page with BeautifulSoup to add that placeholder
+        (and ``tabindex`` on JupyterLab-template cells, which this classic-based template has none of): half of a
+        feedback page's export. Here the page is parsed only when an ``<img>`` tag may lack ``alt``
+        (:func:`images_lack_alt`); then nbconvert's own pass runs, exactly as before.
+        """
+        # HTMLExporter.from_notebook_node (nbconvert 7) up to its BeautifulSoup pass: the same filters, then the template
+        language = nb.metadata.get("language_info", {})
+        lexer = language.get("pygments_lexer", language.get("name", None))
+        highlight_code = self.filters.get("highlight_code", Highlight2HTML(pygments_lexer=lexer, parent=self))
+        resources = self._init_resources(resources)
+        filter_data_type = WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata, parent=self, resources=resources)
+        self.register_filter("highlight_code", highlight_code)
+        self.register_filter("filter_data_type", filter_data_type)
+        html, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
+        if images_lack_alt(html):
+            html = _placeholder_alt_text(html, self.log)
+        return html, resources
 
 
 class GetGradesWithPending(GetGrades):

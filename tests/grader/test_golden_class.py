@@ -14,6 +14,9 @@ Intended changes, applied here and nowhere else:
 - ``grading_outcomes.csv`` has one more column, ``flag_fields``: each flag's fields (kind, reason,
   cell, line, anonymous reason), so that ``export`` and ``--resume`` read the flags back whole
   instead of parsing their text. The other columns are compared as they were.
+- Feedback pages are no longer parsed and written out again by BeautifulSoup (nbconvert's pass, half of a page's
+  export; issue 40) unless an image lacks ``alt``: each page is compared after that pass, which makes it the page
+  captured.
 """
 
 from __future__ import annotations
