@@ -5,12 +5,21 @@ Needs Debian's ``chromium`` at /usr/bin/chromium (``.ci/run`` installs it) and t
 own browser download is never used. Outside CI a missing browser skips the test; in CI
 (``CI`` set) it fails. The screenshot is saved under the test's tmp dir and, if
 ``SCREENSHOT_DIR`` is set, there too.
+
+The module starts one JupyterLab (``jupyter_lab``), whose root holds a copy of every lecture
+the tests open, and one Chromium (``browser``): each costs seconds of start-up and CPU, which
+every test paid once more when each had its own. The tests stay independent of each other and of
+their order: each opens its own lecture in a fresh browser context (no cookies or storage of
+another test) and a JupyterLab workspace of its own (none restores another test's notebook),
+and when it ends its kernel is shut down (``lab``), so none keeps running into the next test.
+Under pytest-xdist each worker that runs a test of the module starts its own pair.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import re
 import shutil
@@ -31,7 +40,6 @@ pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[2]
 COURSE = REPO / "course"
-LECTURE = COURSE / "02_laplace.ipynb"
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 # As root, on a machine with no network but the package registries: no sandbox, no GPU,
 # and none of Chromium's background connections.
@@ -103,16 +111,18 @@ def wait_until_serving(server: subprocess.Popen, status_url: str, log: Path, nam
             pytest.fail(f"{name} did not answer within {timeout} s:\n{log.read_text()[-3000:]}")
         time.sleep(poll)
 
-@pytest.fixture
-def jupyter_lab(tmp_path, request):
-    """A JupyterLab server on a free localhost port, serving a temp copy of one lecture; killed afterwards.
 
-    The lecture is ``LECTURE`` unless a test passes another one (``indirect=True``).
+@pytest.fixture(scope="module")
+def jupyter_lab(tmp_path_factory):
+    """A JupyterLab server on a free localhost port, serving temp copies of the lectures of ``DRAGS``; killed afterwards.
+
+    Shared by the module's tests: use it through ``lab``, which shuts each test's kernels down.
     """
-    lecture = getattr(request, "param", LECTURE)
+    tmp_path = tmp_path_factory.mktemp("jupyter_lab")
     root = tmp_path / "course"
     root.mkdir()
-    shutil.copy(lecture, root / lecture.name)
+    for lecture in {drag.lecture for drag in DRAGS}:
+        shutil.copy(lecture, root / lecture.name)
     port, token = free_port(), "dp-course-browser-test"
     # a fresh user-settings folder that answers the "Jupyter news?" toast in advance
     notification = tmp_path / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
@@ -151,6 +161,30 @@ def jupyter_lab(tmp_path, request):
         log.close()
 
 
+def lab_api(url: str, token: str, path: str, method: str = "GET"):
+    """Call JupyterLab's REST API (``/api/<path>``) with the token; the answer's JSON, or None when it has no body."""
+    request = urllib.request.Request(f"{url}/api/{path}", method=method, headers={"Authorization": f"token {token}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        body = response.read()
+    return json.loads(body) if body else None
+
+
+@pytest.fixture
+def lab(jupyter_lab):
+    """The module's JupyterLab for one test, ``(url, token, root)``; the test's kernels are shut down after it.
+
+    The tests of a process run one at a time, so every session then open is this test's: each is deleted
+    (which shuts its kernel down), then any kernel left without a session, and none may remain.
+    """
+    url, token, _ = jupyter_lab
+    yield jupyter_lab
+    for session in lab_api(url, token, "sessions"):
+        lab_api(url, token, f"sessions/{session['id']}", "DELETE")
+    for kernel in lab_api(url, token, "kernels"):
+        lab_api(url, token, f"kernels/{kernel['id']}", "DELETE")
+    assert lab_api(url, token, "kernels") == [], "a kernel still runs after its test"
+
+
 def png_pixels(png: bytes) -> np.ndarray:
     from PIL import Image
 
@@ -167,23 +201,56 @@ def save_screenshot(page, tmp_path: Path, name: str) -> Path:
     return path
 
 
+def launch_chromium(playwright):
+    """Headless Chromium (the system's, with ``CHROMIUM_FLAGS``), launched by a started Playwright."""
+    return playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
+
+
+@contextlib.contextmanager
+def new_page(browser):
+    """A page of ``browser`` in a fresh context of its own, with the step timeout; the context is closed afterwards."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(STEP_TIMEOUT_MS)
+        yield page
+    finally:
+        context.close()
+
+
 @contextlib.contextmanager
 def browser_page():
     """A page of headless Chromium (Playwright), with the step timeout; the browser is closed afterwards."""
     sync_playwright = sync_playwright_or_skip()
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
+        browser = launch_chromium(playwright)
         try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            page.set_default_timeout(STEP_TIMEOUT_MS)
-            yield page
+            with new_page(browser) as page:
+                yield page
         finally:
             browser.close()
 
 
-def run_lecture_in_lab(page, url: str, token: str, lecture: Path) -> None:
-    """Open ``lecture`` in JupyterLab, wait for its kernel, and run all its cells."""
-    page.goto(f"{url}/lab/tree/{lecture.name}?token={token}")
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium shared by the module's tests, each of which opens its own context (``new_page``)."""
+    sync_playwright = sync_playwright_or_skip()
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def run_lecture_in_lab(page, url: str, token: str, lecture: Path, workspace: str | None = None) -> None:
+    """Open ``lecture`` in JupyterLab, wait for its kernel, and run all its cells.
+
+    In the workspace ``workspace`` when given (letters, digits, ``-`` and ``_``): a new one opens only
+    ``lecture``, where the default workspace also reopens the notebooks an earlier page left open.
+    """
+    workspace_path = f"/workspaces/{workspace}" if workspace else ""
+    page.goto(f"{url}/lab{workspace_path}/tree/{lecture.name}?token={token}")
     page.wait_for_function(
         """() => {
             const app = window.jupyterapp;
@@ -283,13 +350,12 @@ DRAGS = [
 ]
 
 
-@pytest.mark.parametrize("jupyter_lab, drag", [(d.lecture, d) for d in DRAGS], indirect=["jupyter_lab"],
-                         ids=[d.lecture.stem for d in DRAGS])
-def test_explorer_redraws_when_its_slider_moves(jupyter_lab, drag, tmp_path):
+@pytest.mark.parametrize("drag", DRAGS, ids=[d.lecture.stem for d in DRAGS])
+def test_explorer_redraws_when_its_slider_moves(lab, browser, drag, tmp_path):
     """Check that a lecture runs in JupyterLab and dragging its explorer's slider redraws the figure and the readout."""
-    url, token, _ = jupyter_lab
-    with browser_page() as page:
-        run_lecture_in_lab(page, url, token, drag.lecture)
+    url, token, _ = lab
+    with new_page(browser) as page:
+        run_lecture_in_lab(page, url, token, drag.lecture, workspace=drag.lecture.stem)
         changed, shown = redraw_by_dragging(page, drag.readout, drag.shows, drag.slider, drag.dx, gone=drag.gone)
         save_screenshot(page, tmp_path, f"browser_{drag.lecture.stem}_explorer.png")
     assert changed > drag.changed, f"the explorer's figure did not change after moving {drag.slider}"
@@ -297,7 +363,7 @@ def test_explorer_redraws_when_its_slider_moves(jupyter_lab, drag, tmp_path):
     assert drag.moved(shown), f"expected {drag.expected} after dragging {direction}, got {shown!r}"
 
 
-def test_mistakes_page_renders_its_figures_and_table(tmp_path):
+def test_mistakes_page_renders_its_figures_and_table(browser, tmp_path):
     """Check that the instructor's mistakes page (issue 24) renders in Chromium: figures drawn, tests ranked, names folded."""
     from dpgrader.classroom import ClassMistakes, Mistake, WrittenAnswer, mistakes_html
     from dpgrader.classroom.mistakes import cell_lines
@@ -316,7 +382,7 @@ def test_mistakes_page_renders_its_figures_and_table(tmp_path):
                            {s: 100.0 * (i % 3 == 0) for i, s in enumerate(students)}, students, {"student_20": "killed"})
     page_file = tmp_path / "02_laplace.html"
     page_file.write_text(mistakes_html(report, labels=kinds))
-    with browser_page() as page:
+    with new_page(browser) as page:
         page.goto(page_file.as_uri())
         page.wait_for_function("() => [...document.images].every(i => i.complete)")
         widths = page.evaluate("() => [...document.images].map(i => i.naturalWidth)")
