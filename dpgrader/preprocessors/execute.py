@@ -14,7 +14,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import writes as nbformat_writes
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
-from traitlets import Bool, Dict, List, Unicode
+from traitlets import Bool, Dict, Enum, List, Unicode
 
 from dpgrader import guard
 from dpgrader.limits import GradingLimits
@@ -65,6 +65,12 @@ class GuardedExecute(Execute):
     """
 
     guard = Bool(True, help="Install dpgrader.guard in the kernel before the first cell.").tag(config=True)
+    shutdown_kernel = Enum(
+        ["graceful", "immediate"], default_value="immediate",
+        help="After the last cell the kernel is killed (its namespaces, and whatever it started, end with it): "
+             "nothing of a graded notebook remains to save, and no student code (an atexit hook) runs after its "
+             "cells. A graceful shutdown cost each notebook about 0.1 s of waiting for the kernel to tear down.",
+    ).tag(config=True)
     preload = List(Unicode(), help="Modules the guard also imports and snapshots before any student code runs "
                                    "(besides numpy, pandas, scipy.stats, dplib, ...).").tag(config=True)
 

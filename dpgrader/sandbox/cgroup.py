@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 import signal
+import time
 from pathlib import Path
 
 
@@ -147,16 +148,20 @@ class KernelCgroup:
                     pass
         except OSError:
             pass
-        for _ in range(50):
+        # A cgroup is removable once its last process is reaped: a killed kernel takes milliseconds. Look again
+        # after 2, 4, 8 ... ms (at most 50), for 2.5 s in all (a fixed 50 ms cost every graded notebook 50 ms).
+        pause, deadline = 0.002, time.monotonic() + 2.5
+        while True:
             try:
                 folder.rmdir()
                 return
             except FileNotFoundError:
                 return
             except OSError:
-                import time
-
-                time.sleep(0.05)
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(pause)
+                pause = min(2 * pause, 0.05)
 
 
 def _counter(folder: Path, files: tuple[str, ...], key: str) -> int:
