@@ -116,17 +116,28 @@ def one_sided_noise_events(center_d, center_d_prime, sign, thresholds) -> list[t
     return events
 
 
-def _score_tails(events, trials: int, largest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each event: P[score >= s] and P[score < s], where score >= s exactly when K0 <= largest[K1]."""
-    counts = np.arange(trials + 1)
-    p_num = np.array([p for p, _ in events])[:, None]
-    p_den = np.array([q for _, q in events])[:, None]
-    pmf = stats.binom.pmf(counts[None, :], trials, p_num)
-    reachable = largest >= 0
-    clipped = np.maximum(largest, 0)[None, :]
-    above = np.sum(pmf * np.where(reachable, special.bdtr(clipped, trials, p_den), 0.0), axis=1)
-    below = np.sum(pmf * np.where(reachable, special.bdtrc(clipped, trials, p_den), 1.0), axis=1)
-    return above, below
+class _ScoreTails:
+    """For each of ``events`` (K1 ~ Bin(trials, p), K0 ~ Bin(trials, q)): P[score >= s] or P[score < s], where
+    score >= s exactly when K0 <= largest[K1]. The pmf of K1 is computed once for all the calls; a call evaluates one
+    side, an incomplete beta function per (event, K1)."""
+
+    def __init__(self, events, trials: int):
+        self.trials = trials
+        p_num = np.array([p for p, _ in events])[:, None]
+        self.p_den = np.array([q for _, q in events])[:, None]
+        self.pmf = stats.binom.pmf(np.arange(trials + 1)[None, :], trials, p_num)
+
+    def above(self, rows: np.ndarray, largest: np.ndarray) -> np.ndarray:
+        """P[score >= s] of the events at ``rows`` (a boolean mask)."""
+        reachable, clipped = largest >= 0, np.maximum(largest, 0)[None, :]
+        tail = special.bdtr(clipped, self.trials, self.p_den[rows])
+        return np.sum(self.pmf[rows] * np.where(reachable, tail, 0.0), axis=1)
+
+    def below(self, rows: np.ndarray, largest: np.ndarray) -> np.ndarray:
+        """P[score < s] of the events at ``rows`` (a boolean mask)."""
+        reachable, clipped = largest >= 0, np.maximum(largest, 0)[None, :]
+        tail = special.bdtrc(clipped, self.trials, self.p_den[rows])
+        return np.sum(self.pmf[rows] * np.where(reachable, tail, 1.0), axis=1)
 
 
 def audit_failure_bound(events, trials: int, alpha: float, claimed: float, good_miss: float = 1e-9) -> dict:
@@ -149,7 +160,9 @@ def audit_failure_bound(events, trials: int, alpha: float, claimed: float, good_
     def point_largest(s):  # ln(K1 / K0) >= s  <=>  K0 <= K1 e^-s, for K1 > 0
         return np.where(counts > 0, np.floor(counts * math.exp(-s) + 1e-12), -1).astype(int)
 
-    _, misses = _score_tails(events, trials, bound_largest(claimed))
+    tails = _ScoreTails(events, trials)
+    everyone = np.ones(len(events), dtype=bool)
+    misses = tails.below(everyone, bound_largest(claimed))
     good = misses <= good_miss
     largest_score = epsilon_lower_bound(trials, 0, trials, alpha)  # no score can exceed this one
     typical = min(largest_score, max(math.log(p / q) if q > 0 else math.inf for (p, q), ok in zip(events, good) if ok))
@@ -157,9 +170,8 @@ def audit_failure_bound(events, trials: int, alpha: float, claimed: float, good_
     for name, largest in (("choice_by_bound", bound_largest), ("choice_by_point", point_largest)):
         best = 1.0
         for cut in np.linspace(0, typical, 12)[1:-1]:
-            _, below = _score_tails([e for e, ok in zip(events, good) if ok], trials, largest(cut))
-            others = [e for e, ok in zip(events, good) if not ok]
-            above, _ = _score_tails(others, trials, largest(cut - 1e-9)) if others else (np.zeros(0), None)
+            below = tails.below(good, largest(cut))
+            above = tails.above(~good, largest(cut - 1e-9)) if (~good).any() else np.zeros(0)
             best = min(best, float(below.min() + above.sum()))
         result[name] = best
     return result
