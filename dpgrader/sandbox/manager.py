@@ -11,12 +11,12 @@ import tempfile
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Bool, DottedObjectName, Type
+from traitlets import Bool, DottedObjectName, default
+from traitlets.utils.importstring import import_item
 
 from dpgrader.limits import GradingLimits
 from dpgrader.outcomes import Status, measure_kernel_cpu, note
 from dpgrader.sandbox.cgroup import KernelCgroup
-from dpgrader.sandbox.client import PromptKernelClient
 from dpgrader.guard.forkserver import KERNEL_ARGUMENTS
 from dpgrader.sandbox.command import GiB, MiB, bwrap_command, require_sandbox
 from dpgrader.sandbox.stderr import StderrTail
@@ -57,7 +57,10 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     # jupyter_client's client, ready without its 0.2 s wait for IOPub to fall silent (dpgrader.sandbox.client)
     client_class = DottedObjectName("dpgrader.sandbox.client.PromptKernelClient")
-    client_factory = Type(klass=PromptKernelClient)
+
+    @default("client_factory")
+    def _client_factory_default(self):  # AsyncKernelManager fixes its own class here instead of reading client_class
+        return import_item(self.client_class)
 
     _channel_dir: Path | None = None
     _workdir: Path | None = None
