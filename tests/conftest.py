@@ -1,6 +1,8 @@
 """Shared pytest set-up: a non-interactive matplotlib backend, the bundled datasets and graded assignments as fixtures."""
 
+import atexit
 import os
+import sys
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 # pytest-xdist runs one test process per core; a BLAS or OpenMP pool of one thread per core in each of them
@@ -12,9 +14,8 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import pytest  # noqa: E402
 
-from dplib.datasets import load_adult_with_pii, load_voter_roll  # noqa: E402
-from dpgrader.gradebook import stamp_new_gradebooks_in_process  # noqa: E402
-from helpers.variants import GradedAssignment, grade_assignment  # noqa: E402
+# dplib, nbgrader and the helpers are imported where they are used: the xdist controller, which runs no test,
+# starts its workers about a second sooner without them.
 
 
 _lost_group = pytest.StashKey[bool]()
@@ -38,8 +39,28 @@ def pytest_collection_finish(session):
 
 
 def pytest_configure(config):
-    """Gradebooks made in the test processes (with nbgrader's API) skip the ``alembic`` subprocess, as commands do."""
+    """Gradebooks made in the test processes (with nbgrader's API) skip the ``alembic`` subprocess, as commands do.
+
+    (Not in pytest-xdist's controller, which makes none.)
+    """
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        return
+    if hasattr(config, "workerinput"):
+        atexit.register(_exit_without_finalizing)  # registered first: runs after every other exit handler
+    from dpgrader.gradebook import stamp_new_gradebooks_in_process
+
     stamp_new_gradebooks_in_process()
+
+
+def _exit_without_finalizing():
+    """End a pytest-xdist worker once its exit handlers have run, without tearing its modules down.
+
+    The worker has sent every report by then; freeing a test session's heap object by object took 1 to 3 s a
+    worker, which the controller waited for (``execnet`` joins each worker's process).
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -51,12 +72,16 @@ def pytest_runtest_setup(item):
 @pytest.fixture(scope="module")
 def people():
     """The Adult train split with made-up PII."""
+    from dplib.datasets import load_adult_with_pii
+
     return load_adult_with_pii()
 
 
 @pytest.fixture(scope="module")
 def voters():
     """The made-up public voter roll."""
+    from dplib.datasets import load_voter_roll
+
     return load_voter_roll()
 
 
@@ -69,9 +94,11 @@ def graded_assignment(tmp_path_factory):
     tests only read the result. Tests that use it carry ``pytest.mark.xdist_group(name)``, so
     one worker grades each assignment.
     """
-    graded: dict[str, GradedAssignment] = {}
+    from helpers.variants import grade_assignment
 
-    def grade(name: str) -> GradedAssignment:
+    graded = {}
+
+    def grade(name: str):
         if name not in graded:
             graded[name] = grade_assignment(tmp_path_factory.mktemp(name), name)
         return graded[name]

@@ -42,11 +42,17 @@ def dplib_functions(name: str) -> dict[str, str]:
     OSError
         If the source of a dplib function cannot be read (the comparison cannot be made).
     """
+    return dict(_dplib_functions(name))
+
+
+@lru_cache(maxsize=None)
+def _dplib_functions(name: str) -> tuple[tuple[str, str], ...]:
+    """:func:`dplib_functions` as pairs, read once per process (dplib's source does not change under it)."""
     import dplib
 
     first = getattr(dplib, name, None)
     if not inspect.isfunction(first):
-        return {}
+        return ()
     found: dict[str, str] = {}
     pending = [first]
     while pending:
@@ -66,7 +72,7 @@ def dplib_functions(name: str) -> dict[str, str]:
             if inspect.isfunction(candidate) and candidate.__module__.split(".")[0] == "dplib" \
                     and not candidate.__module__.startswith("dplib.testing"):
                 pending.append(candidate)
-    return found
+    return tuple(found.items())
 
 
 def library_for(code: str, reference: str) -> tuple[str, str, frozenset, frozenset] | None:

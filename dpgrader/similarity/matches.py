@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 from pathlib import Path
 
@@ -12,13 +13,7 @@ from dpgrader.course import Course, notebooks_of
 from dpgrader.outcomes import Flag
 from dpgrader.review.reading import parse_cell, read_notebook, student_cells
 from dpgrader.similarity.dplib_copies import library_for
-from dpgrader.similarity.winnowing import (
-    cell_fingerprints,
-    containment,
-    jaccard,
-    normalize,
-    statement_fingerprints,
-)
+from dpgrader.similarity.winnowing import cell_prints, containment, jaccard
 
 MIN_TOKENS = 40  # exercises whose reference solution is shorter are never reported
 THRESHOLD = 0.7  # similarity from which a pair (or a copy of dplib) is reported
@@ -76,6 +71,7 @@ def _safe_names(code: str) -> frozenset[str]:
         return frozenset()
 
 
+@lru_cache(maxsize=4096)  # a class hands in many identical cells; the names are a frozenset
 def _top_level_names(code: str) -> frozenset[str]:
     """Names a cell defines at its top level (the names the tests call)."""
     tree = parse_cell(code)
@@ -89,6 +85,7 @@ def _top_level_names(code: str) -> frozenset[str]:
     return frozenset(names)
 
 
+@lru_cache(maxsize=4096)
 def _read_names(code: str) -> frozenset[str]:
     """Names a cell reads (so a helper another cell calls is not taken for padding)."""
     tree = parse_cell(code)
@@ -102,7 +99,7 @@ def minimum_sizes(source) -> dict[str, int]:
     Exercises below :data:`MIN_TOKENS` are never reported as copies; below
     :data:`REFERENCE_MIN_TOKENS`, never as copies of the reference.
     """
-    return {name: len(normalize(code, _top_level_names(code))) for name, code in solution_cells(source).items()}
+    return {name: cell_prints(code, _top_level_names(code)).tokens for name, code in solution_cells(source).items()}
 
 
 @dataclass(frozen=True)
@@ -176,8 +173,9 @@ def find_matches(submissions: dict[str, object], source, assignment: str = "", t
     source = read_notebook(source)  # read once; an unreadable instructor's notebook propagates
     reference_code = solution_cells(source)
     exported = {name: _top_level_names(code) for name, code in reference_code.items()}
-    references = {name: cell_fingerprints(code, exported[name]) for name, code in reference_code.items()}
-    reference_units = {name: statement_fingerprints(code, exported[name]) for name, code in reference_code.items()}
+    references = {name: cell_prints(code, exported[name]).fingerprints for name, code in reference_code.items()}
+    reference_units = {name: cell_prints(code, exported[name]).statement_fingerprints
+                       for name, code in reference_code.items()}
     sizes = minimum_sizes(source)
     matches: list[Match] = []
     cells: dict[str, dict[str, tuple[str, frozenset]]] = {}
@@ -203,9 +201,10 @@ def find_matches(submissions: dict[str, object], source, assignment: str = "", t
             try:
                 elsewhere = frozenset().union(*[names for n, names in read.items() if n != grade_id])
                 names = exported.get(grade_id, frozenset()) | elsewhere
-                if len(normalize(code, names)) >= min_tokens:
-                    cells[student][grade_id] = (code, cell_fingerprints(code, names))
-                    units[student, grade_id] = statement_fingerprints(code, names)
+                prints = cell_prints(code, names)
+                if prints.tokens >= min_tokens:
+                    cells[student][grade_id] = (code, prints.fingerprints)
+                    units[student, grade_id] = prints.statement_fingerprints
             except Exception as error:  # noqa: BLE001 -- e.g. RecursionError in the parser: UNCHECKED
                 matches.append(_unchecked(assignment, grade_id, student, error, code))
     libraries = {grade_id: library_for(code, reference_code.get(grade_id, "")) for grade_id, code in reference_code.items()}

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from functools import lru_cache
+from typing import NamedTuple
 
 from dpgrader.review.reading import parse_cell
 from dpgrader.similarity.unused_code import statement_blocks, unused_statements
@@ -105,7 +107,11 @@ def units(code, exported: frozenset[str] | None = None) -> list[list[str]]:
     if tree is None:
         return []
     dropped = unused_statements(tree, exported)
-    table = _statement_token_table(tree, dropped)
+    return _units(tree, dropped, _statement_token_table(tree, dropped))
+
+
+def _units(tree: ast.Module, dropped: set[int], table: dict[int, list[str]]) -> list[list[str]]:
+    """:func:`units` of a parsed cell, given its dropped statements and token table."""
     kept = [s for s in tree.body if id(s) not in dropped]
     definitions = [s for s in kept if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     rest = sorted((table[id(s)] for s in kept if s not in definitions), key=" ".join)
@@ -117,6 +123,8 @@ def units(code, exported: frozenset[str] | None = None) -> list[list[str]]:
 
 def cell_fingerprints(code, exported: frozenset[str] | None = None) -> frozenset[int]:
     """The union of the :func:`fingerprints` of a cell's :func:`units`."""
+    if isinstance(code, str) and (exported is None or isinstance(exported, frozenset)):
+        return cell_prints(code, exported).fingerprints
     return frozenset().union(*[fingerprints(unit) for unit in units(code, exported)])
 
 
@@ -132,7 +140,11 @@ def statement_units(code, exported: frozenset[str] | None = None, minimum: int =
     tree = parse_cell(code) if isinstance(code, str) else code
     if tree is None:
         return []
-    dropped = unused_statements(tree, exported)
+    return _statement_units(tree, unused_statements(tree, exported), minimum)
+
+
+def _statement_units(tree: ast.Module, dropped: set[int], minimum: int = UNIT_MIN_TOKENS) -> list[list[str]]:
+    """:func:`statement_units` of a parsed cell, given its dropped statements."""
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.stmt) or id(node) in dropped or isinstance(
@@ -150,7 +162,36 @@ def statement_units(code, exported: frozenset[str] | None = None, minimum: int =
 
 def statement_fingerprints(code, exported: frozenset[str] | None = None) -> frozenset[int]:
     """The union of the :func:`fingerprints` of a cell's :func:`statement_units`."""
+    if isinstance(code, str) and (exported is None or isinstance(exported, frozenset)):
+        return cell_prints(code, exported).statement_fingerprints
     return frozenset().union(*[fingerprints(unit) for unit in statement_units(code, exported)])
+
+
+class CellPrints(NamedTuple):
+    """What copy detection reads of one cell, from one parse: the length of :func:`normalize`,
+    :func:`cell_fingerprints` and :func:`statement_fingerprints`."""
+
+    tokens: int
+    fingerprints: frozenset[int]
+    statement_fingerprints: frozenset[int]
+
+
+@lru_cache(maxsize=4096)
+def cell_prints(code: str, exported: frozenset[str] | None = None) -> CellPrints:
+    """:class:`CellPrints` of a cell's source; remembered, since a class hands in many identical cells.
+
+    A cell the parser cannot take (``RecursionError``) raises, as :func:`normalize` does (and is not remembered).
+    """
+    tree = parse_cell(code)
+    if tree is None:
+        return CellPrints(0, frozenset(), frozenset())
+    dropped = unused_statements(tree, exported)
+    table = _statement_token_table(tree, dropped)
+    return CellPrints(
+        tokens=len(table[id(tree)]) - 1,  # without the Module token
+        fingerprints=frozenset().union(*[fingerprints(unit) for unit in _units(tree, dropped, table)]),
+        statement_fingerprints=frozenset().union(*[fingerprints(unit) for unit in _statement_units(tree, dropped)]),
+    )
 
 
 def fingerprints(tokens: list[str], k: int = K, window: int = WINDOW) -> frozenset[int]:
