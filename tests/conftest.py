@@ -46,18 +46,21 @@ def pytest_configure(config):
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         return
     if hasattr(config, "workerinput"):
-        atexit.register(_exit_without_finalizing)  # registered first: runs after every other exit handler
+        atexit.register(_exit_without_finalizing)
     from dpgrader.gradebook import stamp_new_gradebooks_in_process
 
     stamp_new_gradebooks_in_process()
 
 
 def _exit_without_finalizing():
-    """End a pytest-xdist worker once its exit handlers have run, without tearing its modules down.
+    """End a pytest-xdist worker once every exit handler has run, without tearing its modules down.
 
     The worker has sent every report by then; freeing a test session's heap object by object took 1 to 3 s a
-    worker, which the controller waited for (``execnet`` joins each worker's process).
+    worker, which the controller waited for (``execnet`` joins each worker's process). Handlers registered before
+    this one (logging's, multiprocessing's, ``weakref.finalize``'s) would run after it: they are run here first.
     """
+    atexit.unregister(_exit_without_finalizing)
+    atexit._run_exitfuncs()  # the others, now (CPython runs them newest first, as at exit)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
