@@ -94,13 +94,24 @@ def connect(address: str, tls: Security | None = None) -> Client:
     if not address.startswith(("tls://", "inproc://")) and not is_loopback(address):
         raise ValueError(f"the scheduler {address} is not on this machine: connect with tls:// and --tls-ca-file, "
                          "--tls-cert, --tls-key (or Dask's distributed.comm.tls configuration)")
+    needs_certificates = (f"{address} needs TLS certificates: --tls-ca-file, --tls-cert and --tls-key (or Dask's "
+                          "distributed.comm.tls configuration)")
+    # Asked before a Client exists: one that fails on TLS without certificates waits a minute to close when freed.
+    if address.startswith("tls://") and _client_tls_context(tls) is None:
+        raise ValueError(needs_certificates)
     try:
         return Client(address, security=tls, timeout=CONNECT_SECONDS, set_as_default=False)
     except TypeError as error:  # Dask's words for a tls:// address without certificates
-        raise ValueError(f"{address} needs TLS certificates: --tls-ca-file, --tls-cert and --tls-key (or Dask's "
-                         f"distributed.comm.tls configuration): {error}") from None
+        raise ValueError(f"{needs_certificates}: {error}") from None
     except (OSError, TimeoutError) as error:
         raise ClusterLost(f"cannot reach the Dask scheduler at {address}: {error}") from None
+
+
+def _client_tls_context(tls: Security | None):
+    """The SSL context a client would connect with: ``tls``'s, or that of Dask's configuration; None without one."""
+    from distributed.security import Security
+
+    return (tls or Security()).get_connection_args("client").get("ssl_context")
 
 
 def _key(task: PackedTask) -> str:
