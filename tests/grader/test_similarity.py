@@ -568,3 +568,31 @@ def test_the_demo_class_flags_its_copiers_and_no_honest_student(tmp_path):
               for key in kinds if kinds[key] in HONEST
               for path in (course.root / "submitted" / key[0] / key[1]).glob("*.ipynb")}
     assert review and not {key: found for key, found in review.items() if found}
+
+
+def test_the_remembered_prints_of_a_cell_are_those_its_parse_gives():
+    """cell_prints (one parse, remembered by source) gives what normalize, units and statement_units give a fresh
+    parse, for every solution cell of every source notebook and every variant's replacement, with the names the
+    cell reads as exported (and, for the source cells, with none); asked twice, the same object."""
+    from dpgrader.review.reading import parse_cell
+    from dpgrader.similarity.winnowing import cell_prints, fingerprints, normalize, statement_units, units
+
+    sources = [cell.source for path in sorted((REPO_ROOT / "source").glob("*/*.ipynb"))
+               for cell in nbformat.read(str(path), as_version=4).cells
+               if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution")]
+    replacements = [code for folder in sorted((REPO_ROOT / "source").iterdir()) if folder.is_dir()
+                    for variant in variants_of(folder.name) for code in variant.replacements.values()]
+    checked = 0
+    for code in dict.fromkeys(sources + replacements):
+        tree = parse_cell(code)
+        names = frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name)) if tree else frozenset()
+        for exported in (None, names) if code in sources else (names,):
+            prints = cell_prints(code, exported)
+            fresh = parse_cell(code)
+            assert prints.tokens == len(normalize(fresh, exported)), code
+            assert prints.fingerprints == frozenset().union(*[fingerprints(u) for u in units(fresh, exported)]), code
+            assert prints.statement_fingerprints == frozenset().union(
+                *[fingerprints(u) for u in statement_units(fresh, exported)]), code
+            assert cell_prints(code, exported) is prints
+            checked += 1
+    assert checked > 400, checked
