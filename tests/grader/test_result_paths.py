@@ -128,8 +128,12 @@ def test_a_submission_finds_no_scratch_course_to_poison_and_the_next_one_graded_
                            bundle, scratch) for name, folder in folders.items()}
     graded = nbformat.reads(results["hunter"].autograded[SOURCE.name].decode(), as_version=4)
     (cell,) = [cell for cell in graded.cells if "names = (" in cell.source]
-    (said,) = [o["text"] for o in cell.outputs if o.get("name") == "stdout"] or [cell.outputs]
-    report = json.loads(said.splitlines()[-1])  # what it wrote on fd 1 is its own cell's output, nothing more
+    # What it wrote on fd 1 is its own cell's output, nothing more. ipykernel forwards a write to the descriptor and
+    # a print in separate stream messages, in either order: the report is the line that starts as printed.
+    said = "".join(o["text"] for o in cell.outputs if o.get("name") == "stdout")
+    reports = [json.loads(line) for line in said.splitlines() if line.startswith('{"found"')]
+    assert len(reports) == 1, cell.outputs
+    (report,) = reports
     assert report["written"] == [] and not [p for p in report["found"] if "gradebook" in p or "config" in p], report
     classmate = results["classmate"]
     assert classmate.status == Status.OK, classmate.messages
