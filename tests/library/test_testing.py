@@ -728,11 +728,11 @@ def noise(value):
     rng = np.random.default_rng() if replayed and _CALLS[0] % 6 in (5, 0) else _SEEDED
     return np.asarray(value, dtype=float) + rng.laplace(size=np.shape(value))
 """
-    runs = 90
+    runs = 30  # a mechanism that could tell the replay apart would pass all 30
     passed = sum(outcome(notebook_namespace(source)["noise"], np.zeros(10)) == "passes" for _ in range(runs))
-    # P(passed > 20) under Binomial(90, 1/15), mean 6: below 1e-6
-    assert stats.binom.sf(20, runs, 1 / 15) < 1e-6
-    assert passed <= 20, f"{passed} of {runs} guesses passed, against 6 expected"
+    # P(passed > 11) under Binomial(30, 1/15), mean 2: below 1e-6
+    assert stats.binom.sf(11, runs, 1 / 15) < 1e-6
+    assert passed <= 11, f"{passed} of {runs} guesses passed, against 2 expected"
 
 
 def test_honest_mechanisms_that_read_clocks_and_threads_still_pass():
