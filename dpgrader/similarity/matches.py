@@ -173,9 +173,9 @@ def find_matches(submissions: dict[str, object], source, assignment: str = "", t
     source = read_notebook(source)  # read once; an unreadable instructor's notebook propagates
     reference_code = solution_cells(source)
     exported = {name: _top_level_names(code) for name, code in reference_code.items()}
-    references = {name: cell_prints(code, exported[name]).fingerprints for name, code in reference_code.items()}
-    reference_units = {name: cell_prints(code, exported[name]).statement_fingerprints
-                       for name, code in reference_code.items()}
+    reference_prints = {name: cell_prints(code, exported[name]) for name, code in reference_code.items()}
+    references = {name: prints.fingerprints for name, prints in reference_prints.items()}
+    reference_units = {name: prints.statement_fingerprints for name, prints in reference_prints.items()}
     sizes = minimum_sizes(source)
     matches: list[Match] = []
     cells: dict[str, dict[str, tuple[str, frozenset]]] = {}

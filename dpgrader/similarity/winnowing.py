@@ -125,7 +125,7 @@ def cell_fingerprints(code, exported: frozenset[str] | None = None) -> frozenset
     """The union of the :func:`fingerprints` of a cell's :func:`units`."""
     if isinstance(code, str) and (exported is None or isinstance(exported, frozenset)):
         return cell_prints(code, exported).fingerprints
-    return frozenset().union(*[fingerprints(unit) for unit in units(code, exported)])
+    return _fingerprint_union(units(code, exported))
 
 
 def statement_units(code, exported: frozenset[str] | None = None, minimum: int = UNIT_MIN_TOKENS) -> list[list[str]]:
@@ -164,7 +164,12 @@ def statement_fingerprints(code, exported: frozenset[str] | None = None) -> froz
     """The union of the :func:`fingerprints` of a cell's :func:`statement_units`."""
     if isinstance(code, str) and (exported is None or isinstance(exported, frozenset)):
         return cell_prints(code, exported).statement_fingerprints
-    return frozenset().union(*[fingerprints(unit) for unit in statement_units(code, exported)])
+    return _fingerprint_union(statement_units(code, exported))
+
+
+def _fingerprint_union(units: list[list[str]]) -> frozenset[int]:
+    """The union of the :func:`fingerprints` of each unit (each unit is fingerprinted on its own)."""
+    return frozenset().union(*[fingerprints(unit) for unit in units])
 
 
 class CellPrints(NamedTuple):
@@ -189,8 +194,8 @@ def cell_prints(code: str, exported: frozenset[str] | None = None) -> CellPrints
     table = _statement_token_table(tree, dropped)
     return CellPrints(
         tokens=len(table[id(tree)]) - 1,  # without the Module token
-        fingerprints=frozenset().union(*[fingerprints(unit) for unit in _units(tree, dropped, table)]),
-        statement_fingerprints=frozenset().union(*[fingerprints(unit) for unit in _statement_units(tree, dropped)]),
+        fingerprints=_fingerprint_union(_units(tree, dropped, table)),
+        statement_fingerprints=_fingerprint_union(_statement_units(tree, dropped)),
     )
 
 
